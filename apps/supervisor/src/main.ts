@@ -1,0 +1,2 @@
+// placeholder until the service entry lands
+export {};

@@ -1,0 +1,6 @@
+export * from './errors.js';
+export * from './clock.js';
+export * from './exec.js';
+export * from './logger.js';
+export * from './shutdown.js';
+export { FakeExec, type ExecCall } from './testing/fake-exec.js';

@@ -1,0 +1,29 @@
+/**
+ * The one cancellation story: a root AbortController aborted on SIGTERM/SIGINT (and SIGQUIT).
+ * Its signal is handed to loops, Clock sleeps, Exec and gRPC calls.
+ */
+export interface Shutdown {
+  readonly signal: AbortSignal;
+  /** Resolves with the reason once shutdown has been requested. */
+  readonly requested: Promise<string>;
+  /** Requests shutdown programmatically. */
+  trigger(reason: string): void;
+}
+
+/** Creates the root shutdown signal; with `installHandlers`, POSIX signals trigger it. */
+export function createShutdown(installHandlers = true): Shutdown {
+  const controller = new AbortController();
+  let resolveRequested: (reason: string) => void = () => undefined;
+  const requested = new Promise<string>((r) => (resolveRequested = r));
+  const trigger = (reason: string): void => {
+    if (controller.signal.aborted) return;
+    controller.abort(new Error(reason));
+    resolveRequested(reason);
+  };
+  if (installHandlers) {
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGQUIT'] as const) {
+      process.once(sig, () => trigger(sig));
+    }
+  }
+  return { signal: controller.signal, requested, trigger };
+}
