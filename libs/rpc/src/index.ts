@@ -1,1 +1,7 @@
-export {};
+export * from './errors.js';
+export * from './sockets.js';
+export * from './proto.js';
+export * from './call.js';
+export * from './status.js';
+export * from './health.js';
+export * from './server.js';
