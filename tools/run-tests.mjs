@@ -2,7 +2,8 @@
 // Runs one test tier with Node's built-in runner (TypeScript through tsx, workspace libs from source).
 // Usage: node tools/run-tests.mjs <unit|sim|integration|cluster|all> [extra node --test flags]
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -29,26 +30,54 @@ function walk(dir, out) {
   return out;
 }
 
-const [tier = 'unit', ...extra] = process.argv.slice(2);
-const names = tier === 'all' ? Object.keys(tiers) : [tier];
-let files = [];
-for (const name of names) {
+function filesOf(name) {
   const t = tiers[name];
   if (!t) {
     console.error(`unknown test tier "${name}"; expected one of: ${Object.keys(tiers).join(', ')}, all`);
     process.exit(2);
   }
+  const files = [];
   for (const d of t.dirs) files.push(...walk(join(root, d), []).filter(t.match));
+  return files.map((f) => relative(root, f)).sort();
 }
-files = files.map((f) => relative(root, f)).sort();
-if (files.length === 0) {
-  console.error(`no test files found for tier "${tier}"`);
-  process.exit(1);
+
+/** Runs one tier; the spec reporter goes to the terminal, TAP to a file whose summary we add up. */
+function runTier(name, extra) {
+  const files = filesOf(name);
+  if (files.length === 0) {
+    console.error(`no test files found for tier "${name}"`);
+    return { pass: 0, fail: 1, skipped: 0, status: 1 };
+  }
+  const tap = join(mkdtempSync(join(tmpdir(), 'pvc-tests-')), `${name}.tap`);
+  const concurrency = name === 'unit' || name === 'sim' ? [] : ['--test-concurrency=1'];
+  console.log(`\n=== ${name} tests (${files.length} files) ===`);
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--conditions=development', '--import', 'tsx', '--test', ...concurrency,
+      '--test-reporter=spec', '--test-reporter-destination=stdout',
+      '--test-reporter=tap', `--test-reporter-destination=${tap}`,
+      ...extra, ...files,
+    ],
+    { stdio: 'inherit', cwd: root },
+  );
+  const text = existsSync(tap) ? readFileSync(tap, 'utf8') : '';
+  const count = (k) => Number((text.match(new RegExp(`^# ${k} (\\d+)$`, 'm')) ?? [])[1] ?? 0);
+  const result = { pass: count('pass'), fail: count('fail'), skipped: count('skipped'), status: r.status ?? 1 };
+  if (result.status !== 0 && result.fail === 0) result.fail = 1; // the runner itself failed
+  console.log(`${name}: ${result.pass} passed, ${result.fail} failed, ${result.skipped} skipped`);
+  return result;
 }
-const concurrency = tier === 'unit' || tier === 'sim' ? [] : ['--test-concurrency=1'];
-const r = spawnSync(
-  process.execPath,
-  ['--conditions=development', '--import', 'tsx', '--test', ...concurrency, ...extra, ...files],
-  { stdio: 'inherit', cwd: root },
-);
-process.exit(r.status ?? 1);
+
+const [tier = 'unit', ...extra] = process.argv.slice(2);
+const names = tier === 'all' ? Object.keys(tiers) : tier.split(',');
+const total = { pass: 0, fail: 0, skipped: 0, status: 0 };
+for (const name of names) {
+  const r = runTier(name, extra);
+  total.pass += r.pass;
+  total.fail += r.fail;
+  total.skipped += r.skipped;
+  if (r.status !== 0) total.status = 1;
+}
+if (names.length > 1) console.log(`\ntests: ${total.pass} passed, ${total.fail} failed, ${total.skipped} skipped`);
+process.exit(total.status);

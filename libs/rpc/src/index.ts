@@ -5,3 +5,4 @@ export * from './call.js';
 export * from './status.js';
 export * from './health.js';
 export * from './server.js';
+export * from './service-main.js';

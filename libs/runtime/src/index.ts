@@ -4,3 +4,4 @@ export * from './exec.js';
 export * from './logger.js';
 export * from './shutdown.js';
 export { FakeExec, type ExecCall } from './testing/fake-exec.js';
+export * from './version.js';

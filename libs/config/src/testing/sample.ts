@@ -3,9 +3,10 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CORE_SCHEMA, load } from 'js-yaml';
+import { CORE_SCHEMA, dump, load } from 'js-yaml';
 
 /** Absolute path of `deploy/config/pvcnoded.sample.yaml`. */
 export const SAMPLE_PATH = fileURLToPath(new URL('../../../../deploy/config/pvcnoded.sample.yaml', import.meta.url));
@@ -41,4 +42,14 @@ export function mutate(...edits: readonly Edit[]): Record<string, unknown> {
     else cur[last] = value;
   }
   return doc;
+}
+
+/**
+ * Writes the sample with `edits` applied as `<dir>/pvcnoded.yaml` and returns its path: a config
+ * file for service tests (point `pvc.system.configuration.directories.*` into `dir`).
+ */
+export function writeTestConfig(dir: string, ...edits: readonly Edit[]): string {
+  const path = join(dir, 'pvcnoded.yaml');
+  writeFileSync(path, dump(mutate(...edits)), { mode: 0o600 });
+  return path;
 }
