@@ -1,0 +1,68 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ClusterError, parseMode, planCluster, quorumFrom } from './harness/index.js';
+import type { ZkServerStatus } from './harness/index.js';
+import { lanConf, serviceScript } from './harness/configs.js';
+import { zooCfg } from './harness/zookeeper.js';
+import { guestDomainXml } from '../support/guest/index.js';
+
+// Pure parts of the cluster harness: no root, no processes.
+describe('cluster harness plan and configs (pure)', () => {
+  it('plans names ≤ 15 chars, one /24 per network and coordinators first', () => {
+    const p = planCluster({ name: 'abcdef', hosts: 9, coordinators: 3, subnet: 5 });
+    assert.equal(p.networks.cluster.prefix, '10.200.20');
+    assert.equal(p.networks.ipmi.prefix, '10.200.23');
+    assert.equal(p.networks.upstream.bridge, 'abcdef-upstream');
+    for (const h of p.hosts) {
+      for (const v of Object.values(h.veths)) assert.ok(v.length <= 15, v);
+    }
+    assert.deepEqual(p.hosts.filter((h) => h.coordinator).map((h) => h.name), ['hv1', 'hv2', 'hv3']);
+    assert.equal(p.hosts[8]!.ips.storage, '10.200.21.9');
+    assert.notEqual(p.hosts[0]!.uuid, p.hosts[1]!.uuid);
+    assert.ok(Object.isFrozen(p));
+  });
+
+  it('rejects bad options naming the key', () => {
+    assert.throws(() => planCluster({ name: 'Bad-Name' }), (e: unknown) => e instanceof ClusterError && /"name"/.test(e.message));
+    assert.throws(() => planCluster({ hosts: 3, coordinators: 2 }), /"coordinators".*odd/);
+    assert.throws(() => planCluster({ hosts: 0 }), /"hosts"/);
+    assert.throws(() => planCluster({ workDir: '/tmp/has space' }), /"workDir"/);
+  });
+
+  it('decides quorum from srvr modes', () => {
+    const s = (...modes: ZkServerStatus['mode'][]): ZkServerStatus[] =>
+      modes.map((mode, i) => ({ id: i + 1, host: `hv${i + 1}`, address: '', mode }));
+    assert.equal(quorumFrom(s('leader', 'follower', 'down')), true);
+    assert.equal(quorumFrom(s('leader', 'down', 'down')), false);
+    assert.equal(quorumFrom(s('follower', 'follower', 'follower')), false);
+    assert.equal(quorumFrom(s('standalone')), true);
+    assert.equal(parseMode('Zookeeper version: 3.8.0\nMode: leader\nNode count: 5\n'), 'leader');
+    assert.equal(parseMode('This ZooKeeper instance is not currently serving requests'), 'down');
+  });
+
+  it('writes zoo.cfg, lan.conf and service scripts for a host', () => {
+    const p = planCluster({ name: 'pvcu', subnet: 1 });
+    const hv2 = p.hosts[1]!;
+    const zoo = zooCfg(p, hv2);
+    assert.match(zoo, /^clientPortAddress=10\.200\.4\.2$/m);
+    assert.match(zoo, /^server\.3=10\.200\.4\.3:2888:3888$/m);
+    assert.match(zoo, /^4lw\.commands\.whitelist=\*$/m);
+    const lan = lanConf(p, hv2);
+    assert.match(lan, /addr 10\.200\.7\.2 623/);
+    assert.match(lan, /chassis_control ".*chassis-control\.sh \/tmp\/pvc-cluster\/pvcu\/hosts\/hv2 0x20"/);
+    const svc = serviceScript(hv2, 'x', 'echo', ["it's"], { A: 'b c' });
+    assert.match(svc, /^export A='b c'$/m);
+    assert.match(svc, /^exec echo 'it'\\''s'$/m);
+  });
+
+  it('builds a diskless TCG domain whose serial console is logged', () => {
+    const xml = guestDomainXml({ name: 'vm1', kernel: '/k', initrd: '/i', consoleLog: '/c/vm1.log' });
+    assert.match(xml, /<domain type='qemu'>/);
+    assert.match(xml, /<memory unit='MiB'>128<\/memory>/);
+    assert.match(xml, /<cmdline>console=ttyS0 .*pvc\.name=vm1<\/cmdline>/);
+    assert.match(xml, /<serial type='pty'>\s*<log file='\/c\/vm1\.log' append='on'\/>/);
+    assert.doesNotMatch(xml, /<disk|<interface/);
+    assert.match(guestDomainXml({ name: 'v', kernel: '/k', initrd: '/i', consoleLog: '/c', domainType: 'kvm', vcpus: 2 }), /type='kvm'[\s\S]*<vcpu>2</);
+    assert.throws(() => guestDomainXml({ name: 'bad name', kernel: '/k', initrd: '/i', consoleLog: '/c' }), /guest name/);
+  });
+});

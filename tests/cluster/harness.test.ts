@@ -1,0 +1,143 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createExec, realClock } from '@pvc/runtime';
+import {
+  clusterProcesses,
+  createCluster,
+  HostPoweredOffError,
+  ipmitoolArgs,
+  lastTick,
+  listRunning,
+  missingPrerequisites,
+  waitFor,
+} from './harness/index.js';
+import type { Cluster, ClusterHost } from './harness/index.js';
+
+const NAME = 'pvcht';
+const ZKCLI = '/usr/share/zookeeper/bin/zkCli.sh';
+const VM = 'hvm1';
+
+describe('cluster harness [root only: netns, mount/pid namespaces, libvirtd, ipmi_sim, zookeeper]', () => {
+  let cluster: Cluster | undefined;
+  let hv1: ClusterHost, hv2: ClusterHost, hv3: ClusterHost;
+  const exec = createExec();
+
+  before(async () => {
+    // A missing prerequisite fails every test below with the list of what is missing.
+    const missing = missingPrerequisites();
+    if (!existsSync(ZKCLI)) missing.push(`${ZKCLI} (Debian package zookeeper)`);
+    assert.deepEqual(missing, [], `prerequisites missing:\n${missing.join('\n')}`);
+    const t0 = realClock.now();
+    cluster = await createCluster({ name: NAME, hosts: 3, coordinators: 3 });
+    console.log(`bring-up took ${((realClock.now() - t0) / 1000).toFixed(1)} s`);
+    [hv1, hv2, hv3] = cluster.hosts as [ClusterHost, ClusterHost, ClusterHost];
+  });
+
+  after(async () => {
+    await cluster?.destroy(); // no-op when the last test already destroyed it
+  });
+
+  it('runs a Zookeeper ensemble with quorum that replicates a znode between servers', async () => {
+    const c = cluster!;
+    assert.equal(await c.zk.hasQuorum(), true);
+    const modes = (await c.zk.status()).map((s) => s.mode).sort();
+    assert.deepEqual(modes, ['follower', 'follower', 'leader']);
+    const znode = `/pvc-harness-${process.pid}`;
+    const w = await hv1.exec(ZKCLI, ['-server', `${hv1.clusterIp}:2181`, 'create', znode, 'written-on-hv1'], { timeoutMs: 60_000 });
+    assert.equal(w.exitCode, 0, w.stderr);
+    const r = await hv3.exec(ZKCLI, ['-server', `${hv2.clusterIp}:2181`, 'get', znode], { timeoutMs: 60_000 });
+    assert.match(r.stdout, /^written-on-hv1$/m, `zkCli get via hv2 said:\n${r.stdout}\n${r.stderr}`);
+  });
+
+  it("answers virsh on every host's libvirtd from another host's namespace", async () => {
+    const hosts = cluster!.hosts;
+    for (const [i, target] of hosts.entries()) {
+      const from = hosts[(i + 1) % hosts.length]!;
+      const r = await from.exec('virsh', ['-c', target.libvirtUri, 'version'], { timeoutMs: 30_000 });
+      assert.equal(r.exitCode, 0, `${from.name} → ${target.libvirtUri}: ${r.stderr}`);
+      assert.match(r.stdout, /Running hypervisor: QEMU/);
+    }
+    assert.equal((await hv2.exec('hostname', [])).stdout.trim(), 'hv2');
+  });
+
+  it('boots the tiny guest on hv1 and its heartbeat reaches the console log', async () => {
+    const c = cluster!;
+    const xml = join(c.workDir, `${VM}.xml`);
+    await writeFile(xml, c.guest.domainXml(VM));
+    const r = await hv1.virsh(['create', xml]);
+    assert.equal(r.exitCode, 0, r.stderr);
+    const tick = await waitFor(`heartbeat of ${VM}`, 90_000, async () => lastTick(c.guest.consoleLog(VM), VM), 500);
+    assert.ok(tick >= 0);
+  });
+
+  it('live-migrates the guest hv1 → hv2 → hv3; it runs on exactly one host and keeps ticking', async () => {
+    const c = cluster!;
+    for (const [from, to] of [[hv1, hv2], [hv2, hv3]] as const) {
+      const r = await from.virsh(['migrate', '--live', VM, to.libvirtUri, `tcp://${to.clusterIp}`], { timeoutMs: 120_000 });
+      assert.equal(r.exitCode, 0, `migrate ${from.name} → ${to.name}: ${r.stderr}`);
+      for (const h of c.hosts) assert.deepEqual(await listRunning(h), h === to ? [VM] : [], `domains on ${h.name}`);
+      const before = lastTick(c.guest.consoleLog(VM), VM) ?? -1;
+      await waitFor(`${VM} ticking on ${to.name}`, 30_000, async () => ((lastTick(c.guest.consoleLog(VM), VM) ?? -1) > before + 1 ? true : undefined), 500);
+    }
+  });
+
+  it('IPMI: status is truthful, power off kills hv3 (libvirtd, guest, ZK, services), power on boots it again', async () => {
+    const c = cluster!;
+    const ipmi = (cmd: string[]) => hv1.exec('ipmitool', ipmitoolArgs(hv3.ipmi, cmd), { timeoutMs: 30_000, secrets: [hv3.ipmi.pass] });
+    const marker = () => hv3.exec('pgrep', ['-f', 'pvc-marker']).then((r) => r.exitCode === 0);
+    await hv3.startService({ name: 'marker', command: 'bash', args: ['-c', 'exec -a pvc-marker sleep 100000'] });
+    await waitFor('marker service on hv3', 10_000, async () => ((await marker()) ? true : undefined));
+    assert.match((await ipmi(['chassis', 'power', 'status'])).stdout, /Chassis Power is on/);
+
+    assert.match((await ipmi(['chassis', 'power', 'off'])).stdout, /Down\/Off/);
+    assert.match((await ipmi(['chassis', 'power', 'status'])).stdout, /Chassis Power is off/);
+    assert.equal(await hv3.isPoweredOn(), false);
+    const refused = await hv1.exec('virsh', ['-c', hv3.libvirtUri, 'version'], { timeoutMs: 30_000 });
+    assert.notEqual(refused.exitCode, 0, 'libvirtd of hv3 still answers after power off');
+    const left = (await clusterProcesses(exec, hv3.netns)).filter((p) => !p.includes('ipmi_sim'));
+    assert.deepEqual(left, [], 'only the BMC may survive power off');
+    await assert.rejects(hv3.exec('true', []), HostPoweredOffError);
+    const ticks = lastTick(c.guest.consoleLog(VM), VM);
+    await realClock.sleep(2_500);
+    assert.equal(lastTick(c.guest.consoleLog(VM), VM), ticks, 'the guest kept ticking on a powered-off host');
+    assert.equal(await c.zk.hasQuorum(), true, '2 of 3 ZK servers must keep quorum');
+
+    assert.match((await ipmi(['chassis', 'power', 'on'])).stdout, /Up\/On/);
+    assert.match((await ipmi(['chassis', 'power', 'status'])).stdout, /Chassis Power is on/);
+    await hv3.waitForLibvirt(60_000);
+    assert.deepEqual(await listRunning(hv3), [], 'a power cycle loses the guests');
+    await c.zk.waitForAllServing(60_000);
+    assert.equal(await marker(), true, 'host services start again at power-on');
+    await hv3.stopService('marker');
+    await waitFor('marker service stopped', 10_000, async () => ((await marker()) ? undefined : true));
+  });
+
+  it('cutNetwork isolates hv2 except its BMC; restoreNetwork reconnects it', async () => {
+    const probe = (from: ClusterHost, ip: string, port: number) =>
+      from.exec('timeout', ['3', 'bash', '-c', `exec 3<>/dev/tcp/${ip}/${port}`]).then((r) => r.exitCode === 0);
+    await hv2.cutNetwork();
+    assert.equal(await probe(hv1, hv2.clusterIp, 16509), false, 'libvirtd of hv2 reachable while cut');
+    assert.equal(await probe(hv2, hv1.clusterIp, 2181), false, 'hv2 reaches ZK on hv1 while cut');
+    const bmc = await hv1.exec('ipmitool', ipmitoolArgs(hv2.ipmi, ['chassis', 'power', 'status']), { secrets: [hv2.ipmi.pass] });
+    assert.match(bmc.stdout, /Chassis Power is on/, 'the BMC network must stay up');
+    await hv2.restoreNetwork();
+    await waitFor('hv2 libvirtd reachable again', 30_000, async () => ((await probe(hv1, hv2.clusterIp, 16509)) ? true : undefined));
+  });
+
+  it('destroy() leaves no namespace, link, process, mount or work dir behind', async () => {
+    const c = cluster!;
+    cluster = undefined;
+    await c.destroy();
+    const ns = (await exec.run('ip', ['netns', 'list'])).stdout;
+    assert.doesNotMatch(ns, new RegExp(`^${NAME}-`, 'm'));
+    const links = (await exec.run('ip', ['-o', 'link', 'show'])).stdout;
+    assert.doesNotMatch(links, new RegExp(`: ${NAME}-`));
+    assert.deepEqual(await clusterProcesses(exec, undefined, c.workDir), []);
+    assert.doesNotMatch(readFileSync('/proc/self/mountinfo', 'utf8'), new RegExp(`${NAME}-|${c.workDir}`));
+    assert.equal(existsSync(c.workDir), false);
+    assert.equal(existsSync(c.guest.initrd), true, 'the guest image cache is kept');
+  });
+});

@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describeCommand } from '@pvc/runtime';
+import type { Exec, ExecOptions, ExecResult } from '@pvc/runtime';
+import { ClusterError, HostPoweredOffError } from './errors.js';
+import { removeService, USER_SERVICE_ORDER, writeService } from './host-files.js';
+import { setHostLinks } from './network.js';
+import { IPMI_PORT } from './plan.js';
+import type { ClusterPlan, HostPlan } from './plan.js';
+import { HOST_POWER_SH, runOk, waitFor } from './run.js';
+import type { ClusterHost, ServiceSpec } from './types.js';
+
+/** Exit code of `host-power.sh exec` when the host is off. */
+const POWERED_OFF_EXIT = 111;
+
+/** The libvirt URI of a host, reachable from every other host and from the root namespace. */
+export function libvirtUri(host: HostPlan): string {
+  return `qemu+tcp://${host.ips.cluster}/system`;
+}
+
+/** Runs `virsh -c <uri> version` from the root namespace; resolves when libvirtd answers. */
+export async function waitForLibvirtd(exec: Exec, host: HostPlan, timeoutMs: number): Promise<void> {
+  await waitFor(`libvirtd of ${host.name} (${libvirtUri(host)})`, timeoutMs, async () => {
+    const r = await exec.run('virsh', ['-c', libvirtUri(host), 'version'], { timeoutMs: 10_000 });
+    if (r.exitCode !== 0) throw new Error(r.stderr.trim() || `virsh exited ${r.exitCode}`);
+    return true;
+  });
+}
+
+type HostExec = ClusterHost['exec'];
+
+/** startService/stopService of one host: scripts in <hostdir>/services, started like at boot. */
+function serviceControl(host: HostPlan, hostExec: HostExec, isOn: () => Promise<boolean>): Pick<ClusterHost, 'startService' | 'stopService'> {
+  return {
+    async startService(spec: ServiceSpec) {
+      const file = await writeService(host, USER_SERVICE_ORDER, spec);
+      const log = join(host.dirs.log, `${spec.name}.log`);
+      const r = await hostExec('bash', ['-c', 'setsid -f bash "$1" </dev/null >>"$2" 2>&1', 'start', file, log]);
+      if (r.exitCode !== 0) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: cannot start ${spec.name}: ${r.stderr.trim()}`);
+      if (spec.onBoot === false) await removeService(host, spec.name);
+    },
+    async stopService(name: string) {
+      await removeService(host, name);
+      const pid = (await readFile(join(host.dirs.root, 'run', 'svc', `${name}.pid`), 'utf8').catch(() => '')).trim();
+      if (pid && (await isOn())) await hostExec('kill', ['-TERM', pid]);
+    },
+  };
+}
+
+/** Builds the handle of one host; every side effect goes through `exec` and the sh/ scripts. */
+export function createHost(plan: ClusterPlan, host: HostPlan, exec: Exec): ClusterHost {
+  const power = (action: string): Promise<ExecResult> =>
+    runOk(exec, 'HOST_POWER', 'bash', [HOST_POWER_SH, host.dirs.root, action], { timeoutMs: 30_000 });
+
+  const hostExec = async (cmd: string, args: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> => {
+    const r = await exec.run('bash', [HOST_POWER_SH, host.dirs.root, 'exec', cmd, ...args], opts);
+    if (r.exitCode === POWERED_OFF_EXIT && r.stderr.includes('is powered off')) {
+      throw new HostPoweredOffError(host.name, describeCommand(cmd, args, opts.secrets));
+    }
+    return r;
+  };
+
+  const self: ClusterHost = {
+    name: host.name,
+    index: host.index,
+    netns: host.netns,
+    clusterIp: host.ips.cluster,
+    storageIp: host.ips.storage,
+    upstreamIp: host.ips.upstream,
+    ipmiIp: host.ips.ipmi,
+    coordinator: host.coordinator,
+    ipmi: { host: host.ips.ipmi, port: IPMI_PORT, user: plan.ipmi.user, pass: plan.ipmi.pass, cipherSuite: 3 },
+    libvirtUri: libvirtUri(host),
+    dirs: host.dirs,
+    exec: hostExec,
+    virsh: (args, opts) => hostExec('virsh', ['-c', libvirtUri(host), ...args], { timeoutMs: 60_000, ...opts }),
+    async powerOff() {
+      await power('off');
+    },
+    async powerOn(opts = {}) {
+      await power('on');
+      if (opts.wait ?? true) await waitForLibvirtd(exec, host, plan.readyTimeoutMs);
+    },
+    async isPoweredOn() {
+      return (await power('status')).stdout.trim() === 'on';
+    },
+    cutNetwork: (nets) => setHostLinks(host, exec, false, nets),
+    restoreNetwork: (nets) => setHostLinks(host, exec, true, nets),
+    ...serviceControl(host, hostExec, () => self.isPoweredOn()),
+    waitForLibvirt: (timeoutMs = plan.readyTimeoutMs) => waitForLibvirtd(exec, host, timeoutMs),
+  };
+  return self;
+}

@@ -1,0 +1,61 @@
+/** Options of {@link guestDomainXml}. */
+export interface GuestDomainOptions {
+  name: string;
+  kernel: string;
+  initrd: string;
+  /** File that receives everything the guest prints on its serial console. */
+  consoleLog: string;
+  memoryMiB?: number;
+  vcpus?: number;
+  /** 'qemu' = TCG (default: KVM guests hang on the test machines); production uses 'kvm'. */
+  domainType?: 'qemu' | 'kvm';
+  uuid?: string;
+}
+
+function xmlEscape(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&apos;').replace(/"/g, '&quot;');
+}
+
+/**
+ * A diskless, NIC-less domain booting the tiny guest by direct kernel boot. Its serial console
+ * (console=ttyS0) is a pty whose output libvirt also appends to `consoleLog`. Diskless guests can
+ * be live-migrated without shared storage.
+ */
+export function guestDomainXml(o: GuestDomainOptions): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(o.name)) {
+    throw new Error(`guest name "${o.name}" must be 1–63 chars of [A-Za-z0-9._-]`);
+  }
+  const memory = o.memoryMiB ?? 128;
+  const vcpus = o.vcpus ?? 1;
+  if (!Number.isInteger(memory) || memory < 64) throw new Error(`guest memoryMiB ${memory} must be an integer ≥ 64`);
+  if (!Number.isInteger(vcpus) || vcpus < 1) throw new Error(`guest vcpus ${vcpus} must be an integer ≥ 1`);
+  return [
+    `<domain type='${o.domainType ?? 'qemu'}'>`,
+    `  <name>${xmlEscape(o.name)}</name>`,
+    ...(o.uuid ? [`  <uuid>${xmlEscape(o.uuid)}</uuid>`] : []),
+    `  <memory unit='MiB'>${memory}</memory>`,
+    `  <vcpu>${vcpus}</vcpu>`,
+    '  <os>',
+    "    <type arch='x86_64' machine='pc'>hvm</type>",
+    `    <kernel>${xmlEscape(o.kernel)}</kernel>`,
+    `    <initrd>${xmlEscape(o.initrd)}</initrd>`,
+    `    <cmdline>console=ttyS0 quiet panic=-1 pvc.name=${xmlEscape(o.name)}</cmdline>`,
+    '  </os>',
+    '  <features><acpi/></features>',
+    "  <clock offset='utc'/>",
+    '  <on_poweroff>destroy</on_poweroff>',
+    '  <on_reboot>restart</on_reboot>',
+    '  <on_crash>destroy</on_crash>',
+    '  <devices>',
+    '    <emulator>/usr/bin/qemu-system-x86_64</emulator>',
+    "    <serial type='pty'>",
+    `      <log file='${xmlEscape(o.consoleLog)}' append='on'/>`,
+    "      <target port='0'/>",
+    '    </serial>',
+    "    <console type='pty'><target type='serial' port='0'/></console>",
+    "    <memballoon model='none'/>",
+    '  </devices>',
+    '</domain>',
+    '',
+  ].join('\n');
+}
