@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { PvcError } from '@pvc/runtime';
 
 /** Stable error codes of this package. */
 export const ConfigErrorCode = {
@@ -38,15 +39,10 @@ export function formatProblem(problem: ConfigProblem): string {
  * Raised by `loadConfig`, `parseConfig` and `validateConfig`. Its `message` is every problem, one
  * per line, in the form `<path>: <message>`, so printing `message` alone is a complete report;
  * it is never retryable (the same file gives the same answer).
- *
- * Shaped like `@pvc/runtime`'s `PvcError` (`code`, `retryable`, `cause`); it does not extend it
- * because this package has no dependency on `@pvc/runtime`.
  */
-export class ConfigError extends Error {
+export class ConfigError extends PvcError {
   /** Stable code: `CONFIG_INVALID` or `CONFIG_UNREADABLE`. */
-  readonly code: ConfigErrorCode;
-  /** Always false: configuration errors need an operator, not a retry. */
-  readonly retryable = false;
+  declare readonly code: ConfigErrorCode;
   /** Every problem found, in document order where possible; never empty. */
   readonly problems: readonly ConfigProblem[];
   /** Where the configuration came from (a file path, or a caller-chosen name). */
@@ -58,9 +54,7 @@ export class ConfigError extends Error {
     problems: readonly ConfigProblem[],
     options: { cause?: unknown } = {},
   ) {
-    super(problems.map(formatProblem).join('\n'), options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ConfigError';
-    this.code = code;
+    super(code, problems.map(formatProblem).join('\n'), { cause: options.cause, retryable: false });
     this.source = source;
     this.problems = Object.freeze(problems.map((p) => Object.freeze({ ...p })));
   }
