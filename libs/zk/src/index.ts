@@ -1,1 +1,17 @@
-export {};
+/**
+ * @pvc/zk — the only package that talks to Zookeeper: the ZkClient port and its real
+ * implementation, the v15 schema paths, value codecs, whole-object definitions and
+ * kazoo-compatible locks. The fake lives in `@pvc/zk/testing`.
+ */
+export * from './errors.js';
+export type * from './types.js';
+export * from './schema.js';
+export * as codec from './codec.js';
+export type { Codec, DecodeResult, StaticData } from './codec.js';
+export * from './objects.js';
+export { KazooLock, Lock, ReadLock, WriteLock, createLock } from './lock.js';
+export type { AcquireOptions, LockOptions, LostReason } from './lock.js';
+export { LOCK_RECIPES, findPredecessor, sortContenders } from './lock-naming.js';
+export { connectZk, connectionString, RealZkClient, DEFAULT_ZK_PORT } from './real/connect.js';
+export type { ConnectOptions } from './real/connect.js';
+export type { SessionCredentials } from './real/node-session.js';
