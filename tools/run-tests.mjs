@@ -45,8 +45,9 @@ function filesOf(name) {
 function runTier(name, extra) {
   const files = filesOf(name);
   if (files.length === 0) {
-    console.error(`no test files found for tier "${name}"`);
-    return { pass: 0, fail: 1, skipped: 0, status: 1 };
+    // An empty tier is reported, not failed: tiers fill up issue by issue (sim comes with keepaliled).
+    console.log(`\n=== ${name} tests: no test files yet ===`);
+    return { pass: 0, fail: 0, skipped: 0, status: 0 };
   }
   const tap = join(mkdtempSync(join(tmpdir(), 'pvc-tests-')), `${name}.tap`);
   const concurrency = name === 'unit' || name === 'sim' ? [] : ['--test-concurrency=1'];
