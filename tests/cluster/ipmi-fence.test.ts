@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createLogger, realClock } from '@pvc/runtime';
+import { createLogger, realClock, rejectionOf } from '@pvc/runtime';
 import type { Exec, ExecOptions } from '@pvc/runtime';
 import { fenceIpmi } from '../../apps/keepaliled/src/host/fence-ipmi.js';
 import { createIpmitoolIpmi } from '../../apps/keepaliled/src/host/ipmi-ipmitool.js';
@@ -32,15 +32,7 @@ function execInside(host: ClusterHost, seen: ExecOptions[]): Exec {
   };
 }
 
-async function ipmiErrorOf(p: Promise<unknown>): Promise<IpmiError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof IpmiError, `expected IpmiError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected an IpmiError');
-}
+const ipmiErrorOf = (p: Promise<unknown>): Promise<IpmiError> => rejectionOf(p, IpmiError);
 
 /** The root-namespace pid of a host's PID 1: a new one at every boot. */
 async function bootId(host: ClusterHost): Promise<string> {

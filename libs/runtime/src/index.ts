@@ -5,3 +5,4 @@ export * from './logger.js';
 export * from './shutdown.js';
 export { FakeExec, type ExecCall } from './testing/fake-exec.js';
 export * from './version.js';
+export { rejectionOf } from './testing/rejection.js';

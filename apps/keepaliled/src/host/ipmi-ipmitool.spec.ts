@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AbortedError, createExec, createLogger, FakeExec, TimeoutError } from '@pvc/runtime';
+import { AbortedError, createExec, createLogger, FakeExec, rejectionOf, TimeoutError } from '@pvc/runtime';
 import type { ExecOptions } from '@pvc/runtime';
 import { IpmiError } from './ipmi.js';
 import type { IpmiTarget } from './ipmi.js';
@@ -22,15 +22,7 @@ function fakeIpmitool(stdout: string, stderr = '', exitCode = 0): { exec: FakeEx
   return { exec, seen };
 }
 
-async function ipmiErrorOf(p: Promise<unknown>): Promise<IpmiError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof IpmiError, `expected IpmiError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
+const ipmiErrorOf = (p: Promise<unknown>): Promise<IpmiError> => rejectionOf(p, IpmiError);
 
 describe('ipmitool adapter: command line', () => {
   it('runs lanplus with -C 3, bounded -N/-R, -v and -E; the password only in env and secrets', async () => {

@@ -100,31 +100,30 @@ abstract class RearmingWatch<V> {
 
 /** Reads data (or absence), leaving a data or existence watch behind. */
 export class DataWatch extends RearmingWatch<DataSnapshot | undefined> {
-  protected async read(h: SessionHandle, watcher: RawWatcher): Promise<DataSnapshot | undefined> {
-    for (;;) {
-      try {
-        return await h.getData(this.path, watcher);
-      } catch (err) {
-        if (!isZkError(err, 'NO_NODE')) throw err;
-      }
-      // Absent: leave an existence watch; if it appeared meanwhile, read again.
-      const stat = await h.exists(this.path, watcher);
-      if (stat === undefined) return undefined;
-    }
+  protected read(h: SessionHandle, watcher: RawWatcher): Promise<DataSnapshot | undefined> {
+    return readOrWatchAbsence(h, this.path, watcher, () => h.getData(this.path, watcher));
   }
 }
 
 /** Reads child names (or absence), leaving a children or existence watch behind. */
 export class ChildrenWatch extends RearmingWatch<readonly string[] | undefined> {
-  protected async read(h: SessionHandle, watcher: RawWatcher): Promise<readonly string[] | undefined> {
-    for (;;) {
-      try {
-        return await h.getChildren(this.path, watcher);
-      } catch (err) {
-        if (!isZkError(err, 'NO_NODE')) throw err;
-      }
-      const stat = await h.exists(this.path, watcher);
-      if (stat === undefined) return undefined;
+  protected read(h: SessionHandle, watcher: RawWatcher): Promise<readonly string[] | undefined> {
+    return readOrWatchAbsence(h, this.path, watcher, () => h.getChildren(this.path, watcher));
+  }
+}
+
+/**
+ * Reads with `get`; when the node is absent, leaves an existence watch instead and returns undefined
+ * (reading again if it appeared in between), so an absent node is watched for creation.
+ */
+async function readOrWatchAbsence<T>(h: SessionHandle, path: string, watcher: RawWatcher, get: () => Promise<T>): Promise<T | undefined> {
+  for (;;) {
+    try {
+      return await get();
+    } catch (err) {
+      if (!isZkError(err, 'NO_NODE')) throw err;
     }
+    const stat = await h.exists(path, watcher);
+    if (stat === undefined) return undefined;
   }
 }
