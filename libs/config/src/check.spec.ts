@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withTempDir } from '@pvc/runtime';
 import { checkConfigMain, wantsCheckConfig } from './check.js';
 import { SAMPLE_PATH, sampleText } from './testing/sample.js';
 
@@ -30,21 +30,17 @@ test('a valid config prints one OK line and returns 0', async () => {
 });
 
 test('a hypervisor node is named as such; PVCD_CONFIG_FILE is honoured', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'pvc-check-'));
-  try {
+  await withTempDir('pvc-check-', async (dir) => {
     const file = join(dir, 'hv.yaml');
     await writeFile(file, sampleText().replace('node: pvchv1', 'node: pvchv5'));
     const c = capture();
     assert.equal(await checkConfigMain(['--check-config'], { PVCD_CONFIG_FILE: file }, c.sinks), 0);
     assert.deepEqual(c.out, [`config OK: ${file} (node pvchv5, hypervisor)\n`]);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('an invalid config prints every problem to err, never a password or stack, and returns 2', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'pvc-check-'));
-  try {
+  await withTempDir('pvc-check-', async (dir) => {
     const file = join(dir, 'bad.yaml');
     const text = sampleText()
       .replace('pass: Passw0rd', 'pass: 31337')
@@ -63,9 +59,7 @@ test('an invalid config prints every problem to err, never a password or stack, 
     ]);
     assert.ok(!c.err.join('').includes('31337'));
     assert.ok(!c.err.join('').includes('    at '));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a missing file is reported on err with exit code 2', async () => {

@@ -1,20 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withTempDir } from '@pvc/runtime';
 import { ConfigError } from './errors.js';
 import { DEFAULT_CONFIG_PATH, loadConfig, resolveConfigPath } from './load.js';
 import { SAMPLE_PATH, sampleText } from './testing/sample.js';
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'pvc-config-'));
-  try {
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const withDir = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir('pvc-config-', fn);
 
 test('path precedence: explicit path, then --config, then PVCD_CONFIG_FILE, then the default', () => {
   const env = { PVCD_CONFIG_FILE: '/env.yaml' };

@@ -15,10 +15,17 @@ const LOADER_OPTIONS: protoLoader.Options = {
   includeDirs: [PROTO_ROOT],
 };
 
-/** Loads one .proto (path relative to PROTO_ROOT) into a grpc-js package object. */
-export function loadProto(relativePath: string): grpc.GrpcObject {
-  const def = protoLoader.loadSync(relativePath, LOADER_OPTIONS);
-  return grpc.loadPackageDefinition(def);
+/** Parsed definitions are immutable, so each .proto is read and parsed once per process. */
+const loaded = new Map<string, grpc.GrpcObject>();
+
+/** Loads one .proto (path relative to PROTO_ROOT, or absolute) into a grpc-js package object. */
+export function loadProto(relativePath: string, options: protoLoader.Options = LOADER_OPTIONS): grpc.GrpcObject {
+  let pkg = loaded.get(relativePath);
+  if (!pkg) {
+    pkg = grpc.loadPackageDefinition(protoLoader.loadSync(relativePath, options));
+    loaded.set(relativePath, pkg);
+  }
+  return pkg;
 }
 
 /** Looks up a service constructor (e.g. `pvc.common.v1.StatusService`) in a loaded package. */

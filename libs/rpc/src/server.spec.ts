@@ -1,19 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { silentLogger } from '@pvc/runtime';
+import { silentLogger, withTempDir } from '@pvc/runtime';
 import { checkHealth, getStatus, RpcBindError, RpcError, startLocalServer, unixTarget, socketPath } from './index.js';
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'pvc-rpc-'));
-  try {
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const withDir = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir('pvc-rpc-', fn);
 
 const base = { node: 'hv1', version: '0.1.0', logger: silentLogger() };
 

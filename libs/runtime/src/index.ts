@@ -6,3 +6,4 @@ export * from './shutdown.js';
 export { FakeExec, type ExecCall } from './testing/fake-exec.js';
 export * from './version.js';
 export { rejectionOf } from './testing/rejection.js';
+export { withTempDir } from './testing/temp-dir.js';

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeTestConfig } from '@pvc/config/testing';
 import { checkHealth, getStatus, socketPath, unixTarget, SERVICES } from '@pvc/rpc';
+import { waitFor } from '../../cluster/harness/index.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const mainOf = (s: string): string => join(ROOT, 'apps', s, 'dist', 'main.js');
@@ -25,18 +26,8 @@ function configIn(dir: string, edits: [string, unknown][] = []): string {
 }
 
 async function waitServing(target: string, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < until) {
-    try {
-      last = await checkHealth(target, '', { deadlineMs: 500 });
-      if (last === 'SERVING') return;
-    } catch (err) {
-      last = String(err);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`not SERVING within ${timeoutMs} ms (last: ${last})`);
+  await waitFor(`${target} health SERVING`, timeoutMs, async () =>
+    (await checkHealth(target, '', { deadlineMs: 500 })) === 'SERVING' ? true : undefined, 100);
 }
 
 describe('service mains (built dist/main.js)', () => {
