@@ -6,3 +6,5 @@ export * from './status.js';
 export * from './health.js';
 export * from './server.js';
 export * from './service-main.js';
+export * from './services.js';
+export * from './apis.js';

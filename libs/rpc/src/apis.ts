@@ -1,0 +1,73 @@
+import type { RpcServiceDef } from './services.js';
+
+/** Empty request message. */
+export type Empty = Record<string, never>;
+
+/** pvc.common.v1.PrimaryRoleService (netd, cephd). */
+export type PrimaryRoleApi = {
+  setPrimary(req: { primary: boolean; reason: string }): Promise<{ primary: boolean }>;
+};
+export const PRIMARY_ROLE: RpcServiceDef<PrimaryRoleApi> = {
+  proto: 'pvc/common/v1/primary.proto',
+  service: 'pvc.common.v1.PrimaryRoleService',
+};
+
+/** What runs on a node, as vmd reports it (pvc.vmd.v1.GetResourcesResponse). */
+export interface NodeResources {
+  runningDomains: string[];
+  memAllocMib: number;
+  memProvMib: number;
+  vcpuAlloc: number;
+}
+
+/** pvc.vmd.v1.VmdService. */
+export type VmdApi = {
+  getResources(req: Empty): Promise<NodeResources>;
+  stopAll(req: { reason: string }): Promise<{ stopped: string[]; failed: string[] }>;
+};
+export const VMD: RpcServiceDef<VmdApi> = { proto: 'pvc/vmd/v1/vmd.proto', service: 'pvc.vmd.v1.VmdService' };
+
+/** pvc.netd.v1.NetdService. */
+export type NetdApi = {
+  getNetworkStats(req: Empty): Promise<{ statsJson: string; networkCount: number }>;
+};
+export const NETD: RpcServiceDef<NetdApi> = { proto: 'pvc/netd/v1/netd.proto', service: 'pvc.netd.v1.NetdService' };
+
+/** pvc.cephd.v1.CephdService. */
+export type CephdApi = {
+  getStorageStats(req: Empty): Promise<{ enabled: boolean; osdCount: number }>;
+  flushLocks(req: { images: string[] }): Promise<{ flushed: string[]; failed: string[] }>;
+};
+export const CEPHD: RpcServiceDef<CephdApi> = { proto: 'pvc/cephd/v1/cephd.proto', service: 'pvc.cephd.v1.CephdService' };
+
+/** pvc.keepaliled.v1.KeepalivedService. */
+export interface KeepaliveState {
+  daemonState: string;
+  routerState: string;
+  lastKeepaliveMs: number;
+  missedKeepalives: number;
+  health: number;
+}
+export type KeepalivedApi = {
+  getKeepaliveState(req: Empty): Promise<KeepaliveState>;
+};
+export const KEEPALIVED: RpcServiceDef<KeepalivedApi> = {
+  proto: 'pvc/keepaliled/v1/keepaliled.proto',
+  service: 'pvc.keepaliled.v1.KeepalivedService',
+};
+
+/** One service as the supervisor sees it (pvc.supervisor.v1.ChildService). */
+export interface ChildServiceInfo {
+  name: string;
+  state: string;
+  pid: number;
+  restarts: number;
+  lastExit: string;
+}
+export type SupervisorApi = {
+  listServices(req: Empty): Promise<{ services: ChildServiceInfo[] }>;
+};
+export const SUPERVISOR: RpcServiceDef<SupervisorApi> = {
+  proto: 'pvc/supervisor/v1/supervisor.proto',
+  service: 'pvc.supervisor.v1.SupervisorService',
+};

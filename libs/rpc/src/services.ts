@@ -1,0 +1,59 @@
+import * as grpc from '@grpc/grpc-js';
+import { describeError } from '@pvc/runtime';
+import { unaryCall, type CallOptions } from './call.js';
+import { loadProto, serviceClient } from './proto.js';
+
+/**
+ * A local gRPC API as TypeScript: each method takes the request message and resolves to the
+ * response message (camelCase fields, as the proto loader maps them).
+ */
+export type RpcApi = { [method: string]: (req: never) => Promise<unknown> };
+
+/** Where an API lives: its .proto (relative to PROTO_ROOT) and the dotted service name. */
+export interface RpcServiceDef<A extends RpcApi> {
+  readonly proto: string;
+  readonly service: string;
+  /** Only for typing: never set. */
+  readonly _api?: A;
+}
+
+/** A typed client: the API's methods with call options, plus close(). */
+export type RpcClient<A extends RpcApi> = {
+  [K in keyof A]: (req: Parameters<A[K]>[0], opts?: CallOptions) => ReturnType<A[K]>;
+} & { close(): void };
+
+function ctorOf(def: RpcServiceDef<RpcApi>): grpc.ServiceClientConstructor {
+  return serviceClient(loadProto(def.proto), def.service);
+}
+
+/**
+ * Adds an implementation to a server. Handlers only translate: a rejected promise becomes an
+ * INTERNAL error whose details are the error's message (never a stack trace).
+ */
+export function addRpcService<A extends RpcApi>(server: grpc.Server, def: RpcServiceDef<A>, impl: A): void {
+  const ctor = ctorOf(def as RpcServiceDef<RpcApi>);
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const [name, attrs] of Object.entries(ctor.service)) {
+    const method = impl[attrs.originalName ?? name] ?? impl[name];
+    if (typeof method !== 'function') throw new Error(`${def.service}: no handler for ${name}`);
+    handlers[name] = (call: grpc.ServerUnaryCall<never, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      method.call(impl, call.request).then(
+        (res) => cb(null, res),
+        (err: unknown) => cb({ code: grpc.status.INTERNAL, details: describeError(err), name: 'Error', message: describeError(err) }),
+      );
+    };
+  }
+  server.addService(ctor.service, handlers);
+}
+
+/** Opens a typed client to a local service (e.g. `unixTarget(socketPath(dir, 'vmd'))`). */
+export function rpcClient<A extends RpcApi>(target: string, def: RpcServiceDef<A>): RpcClient<A> {
+  const Ctor = ctorOf(def as RpcServiceDef<RpcApi>);
+  const client = new Ctor(target, grpc.credentials.createInsecure());
+  const out: Record<string, unknown> = { close: () => client.close() };
+  for (const [name, attrs] of Object.entries(Ctor.service)) {
+    const key = attrs.originalName ?? name;
+    out[key] = (req: unknown, opts?: CallOptions) => unaryCall(client, key, req, opts);
+  }
+  return out as RpcClient<A>;
+}
