@@ -34,9 +34,9 @@ export function addRpcService<A extends RpcApi>(server: grpc.Server, def: RpcSer
   const ctor = ctorOf(def as RpcServiceDef<RpcApi>);
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const [name, attrs] of Object.entries(ctor.service)) {
-    const method = impl[attrs.originalName ?? name] ?? impl[name];
+    const method = (impl[attrs.originalName ?? name] ?? impl[name]) as ((req: unknown) => Promise<unknown>) | undefined;
     if (typeof method !== 'function') throw new Error(`${def.service}: no handler for ${name}`);
-    handlers[name] = (call: grpc.ServerUnaryCall<never, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+    handlers[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => {
       method.call(impl, call.request).then(
         (res) => cb(null, res),
         (err: unknown) => cb({ code: grpc.status.INTERNAL, details: describeError(err), name: 'Error', message: describeError(err) }),
