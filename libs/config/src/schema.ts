@@ -90,6 +90,7 @@ const configuration = section({
     libvirt_uri: leaf(c.libvirtUri).optional(),
     vm_shutdown_timeout: leaf(c.integer(1)).default(180),
   }).prefault({}),
+  monitoring_interval: leaf(c.integer(1)).default(15),
 });
 
 const fencing = section({
@@ -108,6 +109,7 @@ const fencing = section({
     pass: leaf(c.nonEmptyString),
     port: leaf(c.port).default(623),
   }),
+  suicide_command: leaf(c.nonEmptyString).optional(),
 });
 
 const pvc = section({

@@ -104,6 +104,11 @@ export interface FencingSettings {
   readonly actions: { readonly successful_fence: FenceAction; readonly failed_fence: FenceAction };
   /** This node's IPMI interface. `pass` is secret. `port` (our addition) defaults to 623. */
   readonly ipmi: { readonly host: string; readonly user: string; readonly pass: string; readonly port: number };
+  /**
+   * Our addition: the command (run through `sh -c`) a node uses to reset itself when it has been
+   * cut off for `suicide_intervals`. Absent: the kernel's immediate reboot (`/proc/sysrq-trigger`).
+   */
+  readonly suicide_command?: string | undefined;
 }
 
 /** `system.configuration.hypervisor` (our addition; the whole section is optional). */
@@ -141,6 +146,8 @@ export interface SystemConfiguration {
   /** Present whenever `functions.enable_networking` is true. */
   readonly networking?: NodeNetworking | undefined;
   readonly hypervisor: HypervisorSettings;
+  /** Our addition: seconds between node health plugin runs; defaults to 15 (the original's pvchealthd). */
+  readonly monitoring_interval: number;
 }
 
 /** The validated configuration of this node: the `pvc` mapping of `pvcnoded.yaml` plus derived values. */
