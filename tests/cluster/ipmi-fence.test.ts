@@ -9,10 +9,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger, realClock, rejectionOf } from '@pvc/runtime';
 import type { Exec, ExecOptions } from '@pvc/runtime';
-import { fenceIpmi } from '../../apps/keepaliled/src/host/fence-ipmi.js';
-import { createIpmitoolIpmi } from '../../apps/keepaliled/src/host/ipmi-ipmitool.js';
-import { IpmiError } from '../../apps/keepaliled/src/host/ipmi.js';
-import type { Ipmi, IpmiTarget } from '../../apps/keepaliled/src/host/ipmi.js';
+import { fenceIpmi } from '@pvc/ipmi';
+import { createIpmitoolIpmi } from '@pvc/ipmi';
+import { IpmiError } from '@pvc/ipmi';
+import type { Ipmi, IpmiTarget } from '@pvc/ipmi';
 import { createCluster, HostPoweredOffError, missingPrerequisites } from './harness/index.js';
 import type { Cluster, ClusterHost } from './harness/index.js';
 
