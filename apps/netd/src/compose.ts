@@ -1,0 +1,44 @@
+/**
+ * Builds netd from the loaded config with the real ports (sysfs, Zookeeper, wall clock) and runs it
+ * until shutdown. Called by main.ts only.
+ */
+import type { ServiceContext } from '@pvc/rpc';
+import { realClock } from '@pvc/runtime';
+import { RealZkClient } from '@pvc/zk';
+import { netdPrimaryDuties } from './duties.js';
+import { createSysfsNet } from './host/sysnet.js';
+import { Netd } from './netd.js';
+import { NetworkCounter } from './network-count.js';
+import { configuredDevices, NetStatsSampler } from './netstats.js';
+import { PrimaryRole } from './primary-role.js';
+
+/** Builds the real netd and hands it to `publish` (the gRPC handlers), then runs it. */
+export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void): Promise<void> {
+  const { config, logger } = ctx;
+  // Connects in the background and reconnects for ever; netd serves (with the last known network
+  // count) while Zookeeper is unreachable.
+  const zk = new RealZkClient({
+    hosts: config.cluster.coordinators,
+    port: config.database.zookeeper.port,
+    clock: realClock,
+    logger: logger.child({ component: 'zk' }),
+  });
+  const netd = new Netd({
+    logger,
+    sampler: new NetStatsSampler({
+      sysnet: createSysfsNet(),
+      clock: realClock,
+      logger: logger.child({ component: 'netstats' }),
+      windowSamples: config.system.fencing.intervals.keepalive_interval,
+      configured: configuredDevices(config.system.configuration.networking),
+    }),
+    networks: new NetworkCounter(zk, logger.child({ component: 'networks' })),
+    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties() }),
+  });
+  publish(netd);
+  try {
+    await netd.run(ctx.shutdown.signal);
+  } finally {
+    await zk.close();
+  }
+}
