@@ -1,0 +1,105 @@
+import type { Logger } from '@pvc/runtime';
+import { codec, paths, type ZkClient } from '@pvc/zk';
+import type { NodeFacts } from '@pvc/placement';
+
+/** One node as a fencer sees it. Raw state text is kept: ZK may hold anything. */
+export interface NodeRecord {
+  name: string;
+  daemonState: string;
+  domainState: string;
+  routerState: string;
+  daemonMode: string;
+  facts: NodeFacts;
+  ipmi: { host: string; user: string; pass: string };
+  runningDomains: string[];
+}
+
+/** One VM as recovery needs it. */
+export interface DomainRecord {
+  uuid: string;
+  name: string;
+  state: string;
+  node: string;
+  memoryMiB: number;
+  vcpus: number;
+  selector: string;
+  nodeLimit: string;
+  rbdList: string[];
+}
+
+const NUMERIC = ['memTotal', 'memUsed', 'memFree', 'memAlloc', 'memProv', 'vcpuAlloc', 'cpuLoad', 'domainsCount'] as const;
+
+/** Reads a number, logging the key and using 0 when it is not one (bad data never crashes us). */
+function num(logger: Logger, key: string, raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 0;
+  const r = codec.safeDecode(codec.float, raw, key);
+  if (r.ok) return r.value;
+  logger.warn({ key, value: raw.slice(0, 40) }, 'not a number in ZK; using 0');
+  return 0;
+}
+
+/** Reads one node's record, or undefined when the node does not exist. */
+export async function readNode(zk: ZkClient, logger: Logger, name: string): Promise<NodeRecord | undefined> {
+  const k = paths.node(name);
+  const keys = [k.daemonState, k.domainState, k.routerState, k.daemonMode, k.staticData, k.runningDomains,
+    k.ipmiHostname, k.ipmiUsername, k.ipmiPassword, ...NUMERIC.map((n) => k[n])] as const;
+  if ((await zk.exists(k.root)) === undefined) return undefined;
+  const values = await Promise.all(keys.map((key) => zk.read(key)));
+  const v = (i: number): string => values[i] ?? '';
+  const n = Object.fromEntries(NUMERIC.map((key, i) => [key, num(logger, k[key], values[9 + i])])) as Record<(typeof NUMERIC)[number], number>;
+  const stat = codec.safeDecode(codec.staticData, v(4), k.staticData);
+  return {
+    name, daemonState: v(0), domainState: v(1), routerState: v(2), daemonMode: v(3),
+    runningDomains: v(5).split(/\s+/).filter((s) => s !== '' && s !== '0'),
+    ipmi: { host: v(6), user: v(7), pass: v(8) },
+    facts: {
+      name, daemonState: v(0), domainState: v(1),
+      memTotalMiB: n.memTotal, memUsedMiB: n.memUsed, memFreeMiB: n.memFree, memAllocMiB: n.memAlloc,
+      memProvMiB: n.memProv, vcpuAlloc: n.vcpuAlloc, cpuLoad: n.cpuLoad, domainsCount: n.domainsCount,
+      ...(stat.ok ? { staticCpus: stat.value.cpuCount } : {}),
+    },
+  };
+}
+
+/** Reads every node under `/nodes`, sorted by name. */
+export async function readNodes(zk: ZkClient, logger: Logger): Promise<NodeRecord[]> {
+  const names = (await zk.children(paths.nodes)).sort();
+  const records = await Promise.all(names.map((n) => readNode(zk, logger, n)));
+  return records.filter((r): r is NodeRecord => r !== undefined);
+}
+
+const UNIT_MIB: Record<string, number> = { b: 1 / 1048576, bytes: 1 / 1048576, k: 1 / 1024, kib: 1 / 1024, kb: 1000 / 1048576,
+  m: 1, mib: 1, mb: 1e6 / 1048576, g: 1024, gib: 1024, gb: 1e9 / 1048576, t: 1048576, tib: 1048576 };
+
+/** Memory (MiB) and vCPUs from a libvirt domain XML; undefined parts when they cannot be read. */
+export function domainSize(xml: string): { memoryMiB?: number; vcpus?: number; name?: string } {
+  const mem = /<memory(?:\s+unit=['"](\w+)['"])?[^>]*>\s*(\d+)\s*<\/memory>/.exec(xml);
+  const cpu = /<vcpu[^>]*>\s*(\d+)\s*<\/vcpu>/.exec(xml);
+  const name = /<name>\s*([^<]+?)\s*<\/name>/.exec(xml);
+  const factor = UNIT_MIB[(mem?.[1] ?? 'KiB').toLowerCase()];
+  return {
+    ...(mem && factor !== undefined ? { memoryMiB: Math.ceil(Number(mem[2]) * factor) } : {}),
+    ...(cpu ? { vcpus: Number(cpu[1]) } : {}),
+    ...(name?.[1] !== undefined ? { name: name[1] } : {}),
+  };
+}
+
+/** Reads every VM whose `node` is `node`. */
+export async function readDomainsOn(zk: ZkClient, logger: Logger, node: string): Promise<DomainRecord[]> {
+  const uuids = (await zk.children(paths.domains)).sort();
+  const out: DomainRecord[] = [];
+  for (const uuid of uuids) {
+    const d = paths.domain(uuid);
+    if ((await zk.read(d.node)) !== node) continue;
+    const [xml, state, selector, nodeLimit, rbd] = await Promise.all([d.xml, d.state, d.nodeSelector, d.nodeLimit, d.rbdList].map((p) => zk.read(p)));
+    const size = domainSize(xml ?? '');
+    if (size.memoryMiB === undefined) logger.warn({ vm: uuid, key: d.xml }, 'cannot read the memory size from the XML; placing it as if it needed 1 MiB');
+    out.push({
+      uuid, name: size.name ?? uuid, state: state ?? '', node,
+      memoryMiB: Math.max(1, size.memoryMiB ?? 1), vcpus: size.vcpus ?? 1,
+      selector: selector ?? '', nodeLimit: nodeLimit ?? '',
+      rbdList: (rbd ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '' && s !== 'None'),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,169 @@
+import type { Clock } from '@pvc/runtime';
+import { describeError } from '@pvc/runtime';
+import { createLock, isZkError, locks, paths, type WritePair } from '@pvc/zk';
+import { fenceIpmi, type FenceIpmiOptions, type FenceResult, type Ipmi } from '@pvc/ipmi';
+import type { LivenessTracker } from './liveness.js';
+import { readNode, type NodeRecord } from './cluster-view.js';
+import { recoverVms, type RecoveryDeps } from './recovery.js';
+
+/** Fencing settings (`system.fencing`), in ms. */
+export interface FenceSettings {
+  intervalMs: number;
+  fenceIntervals: number;
+  suicideIntervals: number;
+  successfulFence: 'migrate' | 'none';
+  failedFence: 'migrate' | 'none';
+  /** BMC port used for every node (ZK stores only the host). */
+  ipmiPort: number;
+  ipmi?: FenceIpmiOptions;
+}
+
+export interface FencerDeps extends RecoveryDeps {
+  clock: Clock;
+  ipmi: Ipmi;
+  liveness: LivenessTracker;
+  settings: FenceSettings;
+}
+
+/** Resource keys zeroed once a node's VMs are gone (the original's post-fence reset). */
+function zeroKeys(node: string): WritePair[] {
+  const k = paths.node(node);
+  return [
+    [k.runningDomains, '0'], [k.domainsCount, '0'], [k.cpuLoad, '0.0'], [k.vcpuAlloc, '0'],
+    [k.memAlloc, '0'], [k.memProv, '0'], [k.memUsed, '0'], [k.memFree, '0'], [k.monitoringHealth, 'None'],
+  ];
+}
+
+/**
+ * Fences one node and recovers its VMs. Must be called with the cluster fence lock held, and
+ * `signal` must abort when that lock (or the ZK session) is lost — nothing here may act without
+ * quorum. The node's progress lives in its daemon/domain state so another fencer can resume:
+ * `run` → (declare) `dead` + `fence-flush` → (IPMI ok) `fenced` → (recovery) `flushed`.
+ */
+export class Fencer {
+  constructor(private readonly deps: FencerDeps) {}
+
+  private get windowMs(): number {
+    return this.deps.settings.intervalMs * this.deps.settings.fenceIntervals;
+  }
+
+  /** Handles `node` according to its state; returns what it did. */
+  async handle(node: string, signal: AbortSignal): Promise<'fenced' | 'resumed' | 'alive' | 'skipped'> {
+    const rec = await readNode(this.deps.zk, this.deps.logger, node);
+    if (!rec) return 'skipped';
+    if (rec.daemonState === 'run') return this.declareAndFence(rec, signal);
+    if (rec.daemonState === 'dead') {
+      await this.fenceAndRecover(rec, 'ready', true, signal);
+      return 'resumed';
+    }
+    if (rec.daemonState === 'fenced' && rec.domainState === 'fence-flush') {
+      await this.afterFence(rec, { outcome: 'success' }, 'ready', signal);
+      return 'resumed';
+    }
+    return 'skipped';
+  }
+
+  /** Re-checks with fresh reads, then declares the node dead in one guarded transaction. */
+  private async declareAndFence(rec: NodeRecord, signal: AbortSignal): Promise<'fenced' | 'alive' | 'skipped'> {
+    const { zk, liveness, clock, events, self } = this.deps;
+    const k = paths.node(rec.name);
+    const ka = await zk.get(k.keepalive);
+    liveness.observe(rec.name, ka.stat.version, ka.data);
+    const silent = liveness.silentForMs(rec.name) ?? 0;
+    if (silent < this.windowMs) {
+      events({ kind: 'node-alive', node: rec.name, fencer: self, reason: 'keepalive changed on re-check' });
+      return 'alive';
+    }
+    const lock = createLock(zk, locks.nodeDaemonState(rec.name), { clock, identifier: self });
+    if (!(await lock.acquire({ timeoutMs: 2_000, signal }))) return 'skipped';
+    try {
+      const ds = await zk.get(k.daemonState);
+      if (ds.data !== 'run') return 'skipped';
+      try {
+        await zk.multi([
+          { type: 'check', path: k.keepalive, version: ka.stat.version },
+          { type: 'set', path: k.daemonState, data: 'dead', version: ds.stat.version },
+          { type: 'set', path: k.domainState, data: 'fence-flush' },
+        ]);
+      } catch (err) {
+        if (!isZkError(err, 'BAD_VERSION', 'NO_NODE')) throw err;
+        events({ kind: 'node-alive', node: rec.name, fencer: self, reason: 'state changed while declaring it dead' });
+        return 'alive';
+      }
+      events({ kind: 'node-dead', node: rec.name, fencer: self, silentMs: silent });
+      await this.fenceAndRecover(rec, rec.domainState, false, signal);
+      return 'fenced';
+    } finally {
+      await lock.release().catch(() => false);
+    }
+  }
+
+  private async fenceAndRecover(rec: NodeRecord, prevDomainState: string, resumed: boolean, signal: AbortSignal): Promise<void> {
+    const { events, self, zk } = this.deps;
+    events({ kind: 'fence-start', node: rec.name, fencer: self, resumed });
+    const result = await this.powerCycle(rec, signal);
+    events({ kind: 'fence-result', node: rec.name, fencer: self, outcome: result.outcome, reason: result.reason });
+    if (result.outcome === 'success') await zk.write([[paths.node(rec.name).daemonState, 'fenced']], { conflictRetries: 3, signal });
+    await this.afterFence(rec, result, prevDomainState, signal);
+  }
+
+  private async powerCycle(rec: NodeRecord, signal: AbortSignal): Promise<Pick<FenceResult, 'outcome' | 'reason'>> {
+    const { host, user, pass } = rec.ipmi;
+    if (host === '' || user === '' || pass === '') return { outcome: 'failed', reason: `no IPMI details in ZK for ${rec.name}` };
+    try {
+      const target = { host, user, pass, port: this.deps.settings.ipmiPort };
+      return await fenceIpmi({ ipmi: this.deps.ipmi, clock: this.deps.clock, logger: this.deps.logger }, target, { ...this.deps.settings.ipmi, signal });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return { outcome: 'failed', reason: describeError(err) };
+    }
+  }
+
+  /** Primary hand-off, then the configured action (migrate or none). */
+  private async afterFence(rec: NodeRecord, result: { outcome: 'success' | 'failed' }, prevDomainState: string, signal: AbortSignal): Promise<void> {
+    const { zk, events, self, settings } = this.deps;
+    await this.releasePrimary(rec, signal);
+    let action = result.outcome === 'success' ? settings.successfulFence : settings.failedFence;
+    if (action === 'migrate' && result.outcome === 'failed') action = await this.awaitSuicide(rec.name, signal);
+    const k = paths.node(rec.name);
+    if (action === 'none') {
+      events({ kind: 'fence-skipped', node: rec.name, fencer: self, reason: `action none after ${result.outcome} fence: VMs left assigned` });
+      const back = prevDomainState === 'fence-flush' || prevDomainState === '' ? 'ready' : prevDomainState;
+      await zk.write([[k.domainState, back]], { conflictRetries: 3, signal });
+      return;
+    }
+    const { recovered, left } = await recoverVms(this.deps, rec.name, signal);
+    await zk.write([...zeroKeys(rec.name), [k.domainState, 'flushed']], { conflictRetries: 3, signal });
+    events({ kind: 'recovery-done', node: rec.name, fencer: self, recovered, left });
+  }
+
+  /** A fenced coordinator is no longer primary: `routerstate=secondary`, `primary_node=none`. */
+  private async releasePrimary(rec: NodeRecord, signal: AbortSignal): Promise<void> {
+    if (rec.daemonMode !== 'coordinator') return;
+    const pairs: WritePair[] = [[paths.node(rec.name).routerState, 'secondary']];
+    if ((await this.deps.zk.read(paths.config.primaryNode)) === rec.name) pairs.push([paths.config.primaryNode, 'none']);
+    await this.deps.zk.write(pairs, { conflictRetries: 3, signal });
+  }
+
+  /**
+   * After a failed fence, `migrate` is only safe once the node has certainly reset itself: it
+   * resets after `suicide_intervals` without a keepalive, so wait until that much time (plus a
+   * margin for its VM stop and reset) has passed since we last saw its keepalive. Without suicide, refuse.
+   */
+  private async awaitSuicide(node: string, signal: AbortSignal): Promise<'migrate' | 'none'> {
+    const { settings, liveness, clock, logger } = this.deps;
+    if (settings.suicideIntervals <= 0) {
+      logger.error({ node }, 'failed_fence is migrate but suicide_intervals is 0: the node may still run its VMs, so they are left (migrating would risk running a VM twice)');
+      return 'none';
+    }
+    const silent = liveness.silentForMs(node) ?? 0;
+    // Margin for the node's own VM stop and reset after its suicide deadline.
+    const marginMs = Math.max(settings.intervalMs, 5_000);
+    const waitMs = settings.suicideIntervals * settings.intervalMs + marginMs - silent;
+    if (waitMs > 0) {
+      logger.warn({ node, waitMs }, 'fence failed: waiting for the node to have reset itself before recovering its VMs');
+      await clock.sleep(waitMs, signal);
+    }
+    return 'migrate';
+  }
+}

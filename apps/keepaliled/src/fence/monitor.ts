@@ -1,0 +1,111 @@
+import type { Clock, Logger } from '@pvc/runtime';
+import { AbortedError, describeError } from '@pvc/runtime';
+import { createLock, locks, paths, type ZkClient } from '@pvc/zk';
+import type { EventSink } from '../model.js';
+import type { Fencer } from './fencer.js';
+import type { LivenessTracker } from './liveness.js';
+
+export interface FenceMonitorDeps {
+  self: string;
+  zk: ZkClient;
+  clock: Clock;
+  logger: Logger;
+  events: EventSink;
+  liveness: LivenessTracker;
+  fencer: Fencer;
+  intervalMs: number;
+  fenceIntervals: number;
+  /** How often the (cheap, in-memory) staleness check runs; default min(interval, 1 s). */
+  checkEveryMs?: number;
+}
+
+/**
+ * Runs on every coordinator. Finds nodes to act on — a `run` node whose keepalive we have not seen
+ * change for `keepalive_interval × fence_intervals`, or a node left half-fenced (`dead`, or
+ * `fenced` + `fence-flush`) by a fencer that died — and hands them, one at a time, to the
+ * {@link Fencer} while holding the cluster fence lock. Never acts while maintenance is on, while
+ * our ZK session is not connected (no quorum), or after losing the fence lock.
+ */
+export class FenceMonitor {
+  private maintenance = false;
+  private busy = false;
+
+  constructor(private readonly deps: FenceMonitorDeps) {}
+
+  /** Runs until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { zk, clock, fenceIntervals } = this.deps;
+    if (fenceIntervals <= 0) {
+      this.deps.logger.info('fence_intervals is 0: fencing is disabled on this node');
+      return;
+    }
+    const unwatch = zk.watchData(paths.config.maintenance, (v) => {
+      this.maintenance = v?.data === 'true' || v?.data === 'True';
+    });
+    const every = this.deps.checkEveryMs ?? Math.min(this.deps.intervalMs, 1_000);
+    try {
+      while (!signal.aborted) {
+        await this.check(signal).catch((err: unknown) => {
+          if (!signal.aborted) this.deps.logger.error({ err: describeError(err) }, 'fence check failed');
+        });
+        await clock.sleep(every, signal).catch((err: unknown) => {
+          if (!(err instanceof AbortedError)) throw err;
+        });
+      }
+    } finally {
+      unwatch();
+    }
+  }
+
+  /** Nodes needing a fencer now (never ourselves). */
+  candidates(): string[] {
+    const windowMs = this.deps.intervalMs * this.deps.fenceIntervals;
+    return this.deps.liveness
+      .nodes()
+      .filter((n) => n.name !== this.deps.self)
+      .filter((n) => {
+        if (n.daemonState === 'dead') return true;
+        if (n.daemonState === 'fenced') return n.domainState === 'fence-flush';
+        return n.daemonState === 'run' && (this.deps.liveness.silentForMs(n.name) ?? 0) >= windowMs;
+      })
+      .map((n) => n.name);
+  }
+
+  /** One pass. Exposed for tests. */
+  async check(signal: AbortSignal): Promise<void> {
+    if (this.busy || this.maintenance || this.deps.zk.state !== 'connected') return;
+    const todo = this.candidates();
+    if (todo.length === 0) return;
+    this.busy = true;
+    try {
+      await this.underFenceLock(todo, signal);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async underFenceLock(todo: string[], outer: AbortSignal): Promise<void> {
+    const { zk, clock, self } = this.deps;
+    const lock = createLock(zk, locks.fence, { clock, identifier: self });
+    if (!(await lock.acquire({ timeoutMs: 500, signal: outer }))) return;
+    const held = new AbortController();
+    const stopOuter = (): void => held.abort(outer.reason);
+    outer.addEventListener('abort', stopOuter, { once: true });
+    const offLost = lock.onLost((reason) => held.abort(new Error(`fence lock lost: ${reason}`)));
+    const offSuspended = zk.on('suspended', () => held.abort(new Error('ZK connection suspended')));
+    try {
+      for (const node of todo) {
+        if (held.signal.aborted || this.maintenance) break;
+        await this.deps.fencer.handle(node, held.signal);
+      }
+    } catch (err) {
+      if (!held.signal.aborted) throw err;
+      this.deps.logger.warn({ reason: describeError(held.signal.reason) }, 'fencing interrupted; another coordinator will resume it');
+    } finally {
+      offLost();
+      offSuspended();
+      outer.removeEventListener('abort', stopOuter);
+      await lock.release().catch(() => false);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import type { Logger } from '@pvc/runtime';
+import { describeError } from '@pvc/runtime';
+import { codec, isZkError, paths, type ZkClient } from '@pvc/zk';
+import { parseNodeLimit, planPlacements, type VmRequest } from '@pvc/placement';
+import type { EventSink } from '../model.js';
+import type { Peers } from '../ports.js';
+import { readDomainsOn, readNodes, type DomainRecord } from './cluster-view.js';
+
+/** VM states that mean "should be running" — these are restarted elsewhere. Others stay put. */
+export const RUNNING_STATES: readonly string[] = ['start', 'restart', 'migrate', 'migrate-live', 'unmigrate'];
+
+export interface RecoveryDeps {
+  self: string;
+  zk: ZkClient;
+  logger: Logger;
+  events: EventSink;
+  peers: Peers;
+  /** `functions.enable_storage`: clear RBD locks through cephd before restarting a VM. */
+  storageEnabled: boolean;
+  /** `system.migration.target_selector`, used when `/config/migration_target_selector` is unset. */
+  defaultSelector: string;
+}
+
+function request(vm: DomainRecord, dead: string): VmRequest {
+  return {
+    name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: dead,
+    selector: vm.selector, nodeLimit: parseNodeLimit(vm.nodeLimit),
+  };
+}
+
+/**
+ * Restarts a fenced node's VMs elsewhere: every VM assigned to `dead` in a running state is placed
+ * by the cluster's selector (fit checked, all moves planned together so ten VMs do not land on a
+ * node with room for two) and gets `state=start, node=<target>, lastnode=<dead>` in one
+ * transaction, guarded by the version of its `node` key so a VM moved meanwhile is left alone.
+ * A VM with no target is set `stop` with `node_autostart=True` (what the original meant to do), so
+ * it starts when its node is readied again. Idempotent: VMs already moved are not touched, so a
+ * resumed recovery after a fencer died does each VM once.
+ */
+export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: AbortSignal): Promise<{ recovered: number; left: number }> {
+  const { zk, logger } = deps;
+  const vms = (await readDomainsOn(zk, logger, dead)).filter((vm) => RUNNING_STATES.includes(vm.state));
+  if (vms.length === 0) return { recovered: 0, left: 0 };
+  const nodes = (await readNodes(zk, logger)).map((n) => n.facts);
+  const selector = (await zk.read(paths.config.migrationTargetSelector)) || deps.defaultSelector;
+  const plan = planPlacements(vms.map((vm) => request(vm, dead)), nodes, selector, [dead]);
+  let recovered = 0;
+  let left = 0;
+  for (const [i, vm] of vms.entries()) {
+    signal?.throwIfAborted();
+    const placement = plan.placements[i]?.result;
+    const ok = placement?.ok === true ? await moveVm(deps, vm, dead, placement.node) : await stopVm(deps, vm, dead, placement?.reason ?? 'no plan');
+    if (ok && placement?.ok === true) recovered += 1;
+    else left += 1;
+  }
+  return { recovered, left };
+}
+
+async function locksCleared(deps: RecoveryDeps, vm: DomainRecord, dead: string): Promise<boolean> {
+  if (!deps.storageEnabled || vm.rbdList.length === 0) return true;
+  try {
+    const r = await deps.peers.flushRbdLocks(vm.rbdList, { deadlineMs: 30_000 });
+    if (r.failed.length === 0) return true;
+    deps.events({ kind: 'vm-left', node: dead, vm: vm.name, reason: `RBD locks not cleared: ${r.failed.join('; ')}`, fencer: deps.self });
+  } catch (err) {
+    deps.events({ kind: 'vm-left', node: dead, vm: vm.name, reason: `RBD locks not cleared: ${describeError(err)}`, fencer: deps.self });
+  }
+  return false;
+}
+
+/** Writes the move unless the VM's `node` changed since we read it. */
+async function guardedWrite(deps: RecoveryDeps, vm: DomainRecord, dead: string, sets: [string, string][]): Promise<boolean> {
+  const d = paths.domain(vm.uuid);
+  const current = await deps.zk.get(d.node);
+  if (current.data !== dead) return false;
+  try {
+    await deps.zk.multi([{ type: 'check', path: d.node, version: current.stat.version }, ...sets.map(([path, data]) => ({ type: 'set' as const, path, data }))]);
+    return true;
+  } catch (err) {
+    if (isZkError(err, 'BAD_VERSION', 'NO_NODE')) return false;
+    throw err;
+  }
+}
+
+async function moveVm(deps: RecoveryDeps, vm: DomainRecord, dead: string, target: string): Promise<boolean> {
+  if (!(await locksCleared(deps, vm, dead))) return false;
+  const d = paths.domain(vm.uuid);
+  const moved = await guardedWrite(deps, vm, dead, [[d.state, 'start'], [d.node, target], [d.lastNode, dead]]);
+  if (moved) deps.events({ kind: 'vm-recovered', node: dead, vm: vm.name, target, fencer: deps.self });
+  else deps.logger.info({ vm: vm.name }, 'VM was moved by someone else meanwhile; left alone');
+  return moved;
+}
+
+async function stopVm(deps: RecoveryDeps, vm: DomainRecord, dead: string, reason: string): Promise<boolean> {
+  const d = paths.domain(vm.uuid);
+  const done = await guardedWrite(deps, vm, dead, [[d.state, 'stop'], [d.nodeAutostart, codec.bool.encode(true)]]);
+  if (done) deps.events({ kind: 'vm-stopped', node: dead, vm: vm.name, reason: `no target: ${reason}`, fencer: deps.self });
+  return false;
+}

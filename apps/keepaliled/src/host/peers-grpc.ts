@@ -1,0 +1,58 @@
+import { CEPHD, NETD, PRIMARY_ROLE, rpcClient, socketPath, unixTarget, VMD, type RpcClient, type RpcApi, type RpcServiceDef, type ServiceName } from '@pvc/rpc';
+import type { PeerCallOptions, Peers } from '../ports.js';
+
+/**
+ * The real {@link Peers}: typed gRPC clients on the node's unix sockets. Clients are created once
+ * and reused (grpc-js reconnects by itself when a peer restarts).
+ */
+export class GrpcPeers implements Peers {
+  private readonly clients: { close(): void }[] = [];
+  private readonly vmd;
+  private readonly netd;
+  private readonly cephd;
+  private readonly netdRole;
+  private readonly cephdRole;
+
+  constructor(dynamicDirectory: string) {
+    const open = <A extends RpcApi>(svc: ServiceName, def: RpcServiceDef<A>): RpcClient<A> => {
+      const c = rpcClient(unixTarget(socketPath(dynamicDirectory, svc)), def);
+      this.clients.push(c);
+      return c;
+    };
+    this.vmd = open('vmd', VMD);
+    this.netd = open('netd', NETD);
+    this.cephd = open('cephd', CEPHD);
+    this.netdRole = open('netd', PRIMARY_ROLE);
+    this.cephdRole = open('cephd', PRIMARY_ROLE);
+  }
+
+  resources(opts: PeerCallOptions) {
+    return this.vmd.getResources({}, opts);
+  }
+
+  networkStats(opts: PeerCallOptions) {
+    return this.netd.getNetworkStats({}, opts);
+  }
+
+  storageStats(opts: PeerCallOptions) {
+    return this.cephd.getStorageStats({}, opts);
+  }
+
+  stopAllVms(reason: string, opts: PeerCallOptions) {
+    return this.vmd.stopAll({ reason }, opts);
+  }
+
+  /** Both services must confirm; netd first (floating IPs), then cephd. */
+  async setPrimaryDuties(on: boolean, reason: string, opts: PeerCallOptions): Promise<void> {
+    await this.netdRole.setPrimary({ primary: on, reason }, opts);
+    await this.cephdRole.setPrimary({ primary: on, reason }, opts);
+  }
+
+  flushRbdLocks(images: readonly string[], opts: PeerCallOptions) {
+    return this.cephd.flushLocks({ images: [...images] }, opts);
+  }
+
+  close(): void {
+    for (const c of this.clients) c.close();
+  }
+}

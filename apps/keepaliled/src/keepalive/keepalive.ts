@@ -1,0 +1,166 @@
+import type { Clock, Logger } from '@pvc/runtime';
+import { AbortedError, describeError } from '@pvc/runtime';
+import { codec, paths, type WritePair, type ZkClient } from '@pvc/zk';
+import type { EventSink } from '../model.js';
+import type { FigureGatherer, NodeFigures } from './figures.js';
+
+/** Timing and log settings of the keepalive loop (from `system.fencing` and `…logging`). */
+export interface KeepaliveSettings {
+  intervalMs: number;
+  /** Bound of the figure gathering; well under the interval so the write is never late. */
+  figuresDeadlineMs: number;
+  logKeepalives: boolean;
+  logClusterDetails: boolean;
+}
+
+export interface KeepaliveDeps {
+  node: string;
+  zk: ZkClient;
+  clock: Clock;
+  logger: Logger;
+  figures: FigureGatherer;
+  events: EventSink;
+  settings: KeepaliveSettings;
+  /** Extra fields for the keepalive log line (health, plugins), if any. */
+  logExtras?: () => Record<string, unknown>;
+}
+
+/** Daemon states a keepalive leaves alone: the supervisor owns shutdown and stop. */
+const KEEP_STATES = new Set(['run', 'shutdown', 'stop']);
+
+/**
+ * The node's heartbeat: every interval one ZK transaction with the keepalive timestamp and the
+ * node's figures, and daemon state `run` when it was init/dead/fenced (or unreadable). The first
+ * keepalive is sent at once. Runs on a fixed schedule; a keepalive still running when the next is
+ * due makes that one skipped (never two at once). Failures are counted (see {@link missed}) for the
+ * suicide watch and reported as events.
+ */
+export class KeepaliveLoop {
+  private daemonState: string | undefined;
+  private lastOk: number;
+  private missedCount = 0;
+  private lastWrittenMs = 0;
+  private readonly listeners = new Set<(ok: boolean) => void>();
+
+  constructor(private readonly deps: KeepaliveDeps) {
+    this.lastOk = deps.clock.now();
+  }
+
+  /** Clock ms of the last keepalive written (0 = none yet). */
+  get lastKeepaliveMs(): number {
+    return this.lastWrittenMs;
+  }
+
+  /** Consecutive keepalives that could not be written. */
+  get missed(): number {
+    return this.missedCount;
+  }
+
+  /** Clock ms since the last successful keepalive (or since start). */
+  silentForMs(): number {
+    return this.deps.clock.now() - this.lastOk;
+  }
+
+  /** The node's daemon state as last seen (watched). */
+  get currentDaemonState(): string | undefined {
+    return this.daemonState;
+  }
+
+  /** Called after every keepalive attempt with its outcome. */
+  onResult(listener: (ok: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Runs until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { clock, zk, node } = this.deps;
+    const unwatch = zk.watchData(paths.node(node).daemonState, (v) => {
+      this.daemonState = v?.data;
+    });
+    try {
+      let due = clock.now();
+      while (!signal.aborted) {
+        await this.tick(signal);
+        due += this.deps.settings.intervalMs;
+        const now = clock.now();
+        // Overran: skip the keepalives that are already past, keep the schedule's phase.
+        if (due < now) due += Math.ceil((now - due) / this.deps.settings.intervalMs) * this.deps.settings.intervalMs;
+        await clock.sleep(due - now, signal).catch((err: unknown) => {
+          if (!(err instanceof AbortedError)) throw err;
+        });
+      }
+    } finally {
+      unwatch();
+    }
+  }
+
+  /** One keepalive. Resolves true when it was written. Never rejects (except on abort). */
+  async tick(signal?: AbortSignal): Promise<boolean> {
+    const { settings, clock } = this.deps;
+    const figures = await this.deps.figures.gather(settings.figuresDeadlineMs, signal);
+    const nowMs = clock.now();
+    const pairs = this.pairs(figures, nowMs);
+    try {
+      await this.deps.zk.write(pairs, { timeoutMs: settings.intervalMs, signal });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      this.failed(err);
+      return false;
+    }
+    this.succeeded(figures, nowMs, pairs.length);
+    return true;
+  }
+
+  private pairs(f: NodeFigures, nowMs: number): WritePair[] {
+    const k = paths.node(this.deps.node);
+    const pairs: WritePair[] = [
+      [k.memTotal, codec.int.encode(Math.round(f.memory.totalMiB))],
+      [k.memUsed, codec.int.encode(Math.round(f.memory.usedMiB))],
+      [k.memFree, codec.int.encode(Math.round(f.memory.freeMiB))],
+      [k.memAlloc, codec.int.encode(Math.round(f.resources.memAllocMib))],
+      [k.memProv, codec.int.encode(Math.round(f.resources.memProvMib))],
+      [k.vcpuAlloc, codec.int.encode(Math.round(f.resources.vcpuAlloc))],
+      [k.cpuLoad, codec.float.encode(Math.round(f.load1 * 100) / 100)],
+      [k.domainsCount, codec.int.encode(f.resources.runningDomains.length)],
+      [k.runningDomains, f.resources.runningDomains.join(' ')],
+      [k.networkStats, f.networkStatsJson],
+      [k.keepalive, codec.int.encode(Math.floor(nowMs / 1000))],
+    ];
+    if (!KEEP_STATES.has(this.daemonState ?? '')) pairs.push([k.daemonState, 'run']);
+    return pairs;
+  }
+
+  private succeeded(f: NodeFigures, nowMs: number, _count: number): void {
+    const { node, events, logger, settings } = this.deps;
+    if (!KEEP_STATES.has(this.daemonState ?? '')) {
+      events({ kind: 'daemon-state', node, from: this.daemonState ?? '(unset)', to: 'run', reason: 'keepalive' });
+      this.daemonState = 'run';
+    }
+    if (this.missedCount > 0) logger.info({ missed: this.missedCount }, 'keepalives are written again');
+    this.missedCount = 0;
+    this.lastOk = nowMs;
+    this.lastWrittenMs = nowMs;
+    if (settings.logKeepalives) {
+      const details = settings.logClusterDetails
+        ? {
+            domains: f.resources.runningDomains.length,
+            memFreeMiB: Math.round(f.memory.freeMiB),
+            memAllocMiB: f.resources.memAllocMib,
+            load: Math.round(f.load1 * 100) / 100,
+            ...(f.stale.length > 0 ? { stale: f.stale } : {}),
+          }
+        : {};
+      logger.info({ ...details, ...this.deps.logExtras?.() }, 'keepalive');
+    }
+    for (const l of this.listeners) l(true);
+  }
+
+  private failed(err: unknown): void {
+    this.missedCount += 1;
+    const error = describeError(err);
+    this.deps.events({ kind: 'keepalive-failed', node: this.deps.node, missed: this.missedCount, error });
+    this.deps.logger.warn({ missed: this.missedCount, err: error }, 'keepalive could not be written');
+    for (const l of this.listeners) l(false);
+  }
+}

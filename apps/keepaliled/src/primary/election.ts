@@ -1,0 +1,231 @@
+import type { Clock, Logger } from '@pvc/runtime';
+import { AbortedError, describeError } from '@pvc/runtime';
+import { createLock, isZkError, locks, paths, type Unsubscribe, type ZkClient } from '@pvc/zk';
+import type { EventSink, RouterState } from '../model.js';
+import type { Peers } from '../ports.js';
+
+export interface ElectionDeps {
+  self: string;
+  coordinators: readonly string[];
+  zk: ZkClient;
+  clock: Clock;
+  logger: Logger;
+  events: EventSink;
+  peers: Peers;
+  /** Written to `/config` keys while primary (the original's primary keepalive duty). */
+  primaryKeys: () => [string, string][];
+  /** Whether this node may contend (its daemon state is `run`). */
+  mayContend: () => boolean;
+}
+
+interface Snapshot {
+  primary: string;
+  version: number;
+  others: Map<string, { router: string; daemon: string }>;
+}
+
+const GONE = new Set(['stop', 'fenced', '']);
+
+/**
+ * Primary coordinator election and the lock-step handover, on `/config/primary_node`.
+ *
+ * Level-based: every relevant change (primary_node, any coordinator's router or daemon state)
+ * marks the election dirty and one loop re-reads and acts, so no event ordering matters.
+ * - `none` (or naming a coordinator that is stopped, fenced or gone): `run` secondaries contend
+ *   under the election Lock, writing themselves only if the key's version is unchanged.
+ * - names us while we are secondary: `takeover` — our duties start only after every other
+ *   coordinator has left `primary`/`relinquish`/`takeover` (or is dead/fenced/stopped), then
+ *   `primary`. Names someone else while we are primary: `relinquish` — duties stop, `secondary`.
+ * - ZK session expired while primary: duties stop at once (others may elect a new primary).
+ */
+export class PrimaryElection {
+  private router: RouterState = 'secondary';
+  private dirty = false;
+  private wake: (() => void) | undefined;
+  private skipVersion = -1;
+  private stopping = false;
+
+  constructor(private readonly deps: ElectionDeps) {}
+
+  get routerState(): RouterState {
+    return this.router;
+  }
+
+  /** Runs until `signal` aborts (then call {@link stepDown}). */
+  async run(signal: AbortSignal): Promise<void> {
+    const unsubs = this.watchAll();
+    try {
+      while (!signal.aborted) {
+        if (!this.dirty) await this.sleepUntilDirty(signal);
+        this.dirty = false;
+        await this.reconcile(signal).catch((err: unknown) => {
+          if (signal.aborted) return;
+          this.deps.logger.warn({ err: describeError(err) }, 'primary election pass failed; retrying');
+          this.markDirty();
+          return this.deps.clock.sleep(500, signal).catch(() => undefined);
+        });
+      }
+    } finally {
+      for (const u of unsubs) u();
+    }
+  }
+
+  /** On shutdown: stop duties, become secondary, and hand the role to the others. */
+  async stepDown(): Promise<void> {
+    this.stopping = true;
+    if (this.router !== 'primary' && this.router !== 'takeover') return;
+    await this.relinquish('shutdown');
+    const current = await this.deps.zk.read(paths.config.primaryNode).catch(() => undefined);
+    if (current === this.deps.self) await this.deps.zk.set(paths.config.primaryNode, 'none').catch(() => undefined);
+  }
+
+  private markDirty(): void {
+    this.dirty = true;
+    this.wake?.();
+  }
+
+  private sleepUntilDirty(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.wake = undefined;
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.wake = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  private watchAll(): Unsubscribe[] {
+    const { zk, coordinators, self } = this.deps;
+    const mark = (): void => this.markDirty();
+    const unsubs = [zk.watchData(paths.config.primaryNode, mark), zk.on('connected', mark)];
+    unsubs.push(zk.on('expired', () => void this.sessionLost()));
+    for (const c of coordinators) {
+      if (c === self) continue;
+      unsubs.push(zk.watchData(paths.node(c).routerState, mark), zk.watchData(paths.node(c).daemonState, mark));
+    }
+    return unsubs;
+  }
+
+  private async snapshot(): Promise<Snapshot> {
+    const { zk, coordinators, self } = this.deps;
+    const p = await zk.get(paths.config.primaryNode).catch((err: unknown) => {
+      if (isZkError(err, 'NO_NODE')) return { data: 'none', stat: { version: -1 } };
+      throw err;
+    });
+    const others = new Map<string, { router: string; daemon: string }>();
+    for (const c of coordinators) {
+      if (c === self) continue;
+      const [router, daemon] = await Promise.all([zk.read(paths.node(c).routerState), zk.read(paths.node(c).daemonState)]);
+      others.set(c, { router: router ?? '', daemon: daemon ?? '' });
+    }
+    return { primary: p.data.trim(), version: p.stat.version, others };
+  }
+
+  private async reconcile(signal: AbortSignal): Promise<void> {
+    if (this.deps.zk.state !== 'connected' || this.stopping) return;
+    const s = await this.snapshot();
+    const { self } = this.deps;
+    if (s.primary === self) {
+      if (this.router === 'secondary') await this.takeover(signal);
+      return;
+    }
+    if (this.router === 'primary' || this.router === 'takeover') {
+      this.skipVersion = s.version;
+      await this.relinquish(`primary_node is ${s.primary || 'none'}`);
+      return;
+    }
+    if (this.vacant(s) && s.version !== this.skipVersion && this.deps.mayContend()) await this.contend(s, signal);
+  }
+
+  private vacant(s: Snapshot): boolean {
+    if (s.primary === '' || s.primary === 'none' || s.primary === 'None') return true;
+    const holder = s.others.get(s.primary);
+    if (!holder) return !this.deps.coordinators.includes(s.primary);
+    return GONE.has(holder.daemon);
+  }
+
+  private async contend(s: Snapshot, signal: AbortSignal): Promise<void> {
+    const { zk, clock, self, events } = this.deps;
+    const lock = createLock(zk, locks.primaryElection, { clock, identifier: self });
+    if (!(await lock.acquire({ timeoutMs: 400, signal }))) return;
+    try {
+      const now = await zk.get(paths.config.primaryNode).catch(() => undefined);
+      if (!now || now.stat.version !== s.version) return;
+      await zk.set(paths.config.primaryNode, self, { version: s.version });
+      events({ kind: 'primary-claimed', node: self, previous: s.primary || 'none' });
+    } catch (err) {
+      if (!isZkError(err, 'BAD_VERSION')) throw err;
+    } finally {
+      await lock.release().catch(() => false);
+    }
+    this.markDirty();
+  }
+
+  private busyOthers(s: Snapshot): string[] {
+    return [...s.others.entries()]
+      .filter(([, o]) => ['primary', 'relinquish', 'takeover'].includes(o.router) && !['dead', 'fenced', 'stop'].includes(o.daemon))
+      .map(([name]) => name);
+  }
+
+  private async takeover(signal: AbortSignal): Promise<void> {
+    await this.setRouter('takeover', 'primary_node names us');
+    for (;;) {
+      const s = await this.snapshot();
+      if (s.primary !== this.deps.self) return this.relinquish('primary_node changed during takeover');
+      const busy = this.busyOthers(s);
+      if (busy.length === 0) break;
+      this.deps.logger.info({ waitingFor: busy }, 'takeover waits for the old primary to stop its duties');
+      await this.waitDirty(signal);
+    }
+    await this.deps.peers.setPrimaryDuties(true, 'takeover', { deadlineMs: 30_000, signal });
+    this.deps.events({ kind: 'primary-duties', node: this.deps.self, on: true, reason: 'takeover' });
+    await this.deps.zk.write(this.deps.primaryKeys()).catch((err: unknown) =>
+      this.deps.logger.warn({ err: describeError(err) }, 'could not write the primary-only /config keys'));
+    await this.setRouter('primary', 'takeover complete');
+  }
+
+  private async waitDirty(signal: AbortSignal): Promise<void> {
+    if (!this.dirty) await this.sleepUntilDirty(signal);
+    this.dirty = false;
+    if (signal.aborted) throw new AbortedError('takeover', signal.reason);
+  }
+
+  private async relinquish(reason: string): Promise<void> {
+    await this.setRouter('relinquish', reason);
+    await this.dutiesOff(reason);
+    await this.setRouter('secondary', 'duties stopped');
+  }
+
+  private async dutiesOff(reason: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.peers.setPrimaryDuties(false, reason, { deadlineMs: 10_000 });
+        this.deps.events({ kind: 'primary-duties', node: this.deps.self, on: false, reason });
+        return;
+      } catch (err) {
+        this.deps.logger.error({ err: describeError(err), attempt }, 'could not stop the primary duties; retrying');
+        if (attempt >= 3) return;
+      }
+    }
+  }
+
+  private async sessionLost(): Promise<void> {
+    if (this.router !== 'primary' && this.router !== 'takeover') return;
+    this.deps.logger.error('ZK session expired while primary: stopping the primary duties (another node may be elected)');
+    this.router = 'relinquish';
+    await this.dutiesOff('ZK session expired');
+    this.router = 'secondary';
+    this.markDirty();
+  }
+
+  private async setRouter(to: RouterState, reason: string): Promise<void> {
+    const from = this.router;
+    this.router = to;
+    this.deps.events({ kind: 'router-state', node: this.deps.self, from, to, reason });
+    await this.deps.zk.write([[paths.node(this.deps.self).routerState, to]]).catch((err: unknown) =>
+      this.deps.logger.warn({ err: describeError(err), to }, 'could not write routerstate'));
+  }
+
+}

@@ -1,0 +1,37 @@
+import type { ServiceContext } from '@pvc/rpc';
+import { createExec, describeError, realClock } from '@pvc/runtime';
+import { RealZkClient } from '@pvc/zk';
+import { createIpmitoolIpmi } from '@pvc/ipmi';
+import { GrpcPeers } from './host/peers-grpc.js';
+import { procHostStats } from './host/host-stats.js';
+import { createSelfReset } from './host/self-reset.js';
+import { Keepalived } from './service.js';
+
+/**
+ * Builds the real ports and runs keepaliled until shutdown. `onReady` receives the service so the
+ * gRPC handlers can report its state.
+ */
+export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived) => void): Promise<void> {
+  const { config, logger, shutdown } = ctx;
+  const exec = createExec(logger);
+  const zk = new RealZkClient({
+    hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock: realClock, logger,
+    sessionTimeoutMs: 10_000, opTimeoutMs: 5_000, localExpiry: true,
+  });
+  const peers = new GrpcPeers(config.system.configuration.directories.dynamic_directory);
+  try {
+    await zk.waitConnected({ signal: shutdown.signal, timeoutMs: Infinity });
+    const service = new Keepalived({
+      config, zk, clock: realClock, logger, peers, host: procHostStats,
+      ipmi: createIpmitoolIpmi(exec), reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
+    });
+    onReady(service);
+    await service.run(shutdown.signal);
+  } catch (err) {
+    if (!shutdown.signal.aborted) throw err;
+    logger.debug({ err: describeError(err) }, 'stopped while starting');
+  } finally {
+    peers.close();
+    await zk.close();
+  }
+}

@@ -1,0 +1,150 @@
+import type { Config } from '@pvc/config';
+import type { Clock, Logger } from '@pvc/runtime';
+import { describeError } from '@pvc/runtime';
+import type { KeepaliveState } from '@pvc/rpc';
+import { paths, type ZkClient } from '@pvc/zk';
+import type { Ipmi } from '@pvc/ipmi';
+import type { EventSink, KeepalivedEvent } from './model.js';
+import type { HostStats, Peers, SelfReset } from './ports.js';
+import { FigureGatherer } from './keepalive/figures.js';
+import { KeepaliveLoop } from './keepalive/keepalive.js';
+import { LivenessTracker } from './fence/liveness.js';
+import { Fencer } from './fence/fencer.js';
+import { FenceMonitor } from './fence/monitor.js';
+import { PrimaryElection } from './primary/election.js';
+import { SuicideWatch } from './suicide.js';
+
+/** The health monitor as keepaliled uses it (see `health/`). */
+export interface HealthPort {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  summary(): { health: number | null; plugins: { name: string; delta: number; message: string }[] };
+}
+
+export interface KeepalivedDeps {
+  config: Config;
+  zk: ZkClient;
+  clock: Clock;
+  logger: Logger;
+  peers: Peers;
+  host: HostStats;
+  ipmi: Ipmi;
+  reset: SelfReset;
+  health?: HealthPort;
+  /** Receives every event (the simulator's log); events are logged either way. */
+  events?: EventSink;
+  /** Staleness check period of the fence monitor (default min(interval, 1 s)). */
+  fenceCheckEveryMs?: number;
+}
+
+/** Logs each event once, at a level matching its weight. */
+function logEvent(logger: Logger, e: KeepalivedEvent): void {
+  const serious = e.kind === 'node-dead' || e.kind === 'fence-result' || e.kind === 'suicide' || e.kind === 'vm-stopped' || e.kind === 'vm-left';
+  if (serious) logger.warn(e, e.kind);
+  else logger.info(e, e.kind);
+}
+
+/**
+ * keepaliled: the node's keepalives; on coordinators also liveness tracking, fencing with VM
+ * recovery, and the primary election; everywhere the suicide watch and the health plugins.
+ */
+export class Keepalived {
+  readonly keepalive: KeepaliveLoop;
+  readonly election: PrimaryElection | undefined;
+  readonly liveness: LivenessTracker | undefined;
+  readonly monitor: FenceMonitor | undefined;
+  readonly suicide: SuicideWatch;
+  private readonly emit: EventSink;
+
+  constructor(private readonly deps: KeepalivedDeps) {
+    const { config, zk, clock, logger, peers } = deps;
+    const f = config.system.fencing;
+    const intervalMs = f.intervals.keepalive_interval * 1000;
+    this.emit = (e) => {
+      logEvent(logger, e);
+      deps.events?.(e);
+    };
+    const logging = config.system.configuration.logging;
+    this.keepalive = new KeepaliveLoop({
+      node: config.node, zk, clock, logger: logger.child({ component: 'keepalive' }), events: this.emit,
+      figures: new FigureGatherer({ peers, host: deps.host, logger, clock }),
+      settings: { intervalMs, figuresDeadlineMs: Math.min(1_000, intervalMs * 0.4), logKeepalives: logging.log_keepalives, logClusterDetails: logging.log_keepalive_cluster_details },
+      logExtras: () => this.healthLogFields(),
+    });
+    this.suicide = new SuicideWatch({
+      self: config.node, clock, logger, events: this.emit, peers, reset: deps.reset,
+      silentForMs: () => this.keepalive.silentForMs(), intervalMs, suicideIntervals: f.intervals.suicide_intervals,
+    });
+    if (!config.isCoordinator) return;
+    this.liveness = new LivenessTracker({ zk, clock, logger: logger.child({ component: 'liveness' }) });
+    const fencer = new Fencer({
+      self: config.node, zk, clock, logger: logger.child({ component: 'fence' }), events: this.emit, peers, ipmi: deps.ipmi,
+      liveness: this.liveness, storageEnabled: config.functions.enable_storage, defaultSelector: config.system.migration.target_selector,
+      settings: {
+        intervalMs, fenceIntervals: f.intervals.fence_intervals, suicideIntervals: f.intervals.suicide_intervals,
+        successfulFence: f.actions.successful_fence, failedFence: f.actions.failed_fence, ipmiPort: f.ipmi.port,
+      },
+    });
+    this.monitor = new FenceMonitor({
+      self: config.node, zk, clock, logger, events: this.emit, liveness: this.liveness, fencer, intervalMs,
+      fenceIntervals: f.intervals.fence_intervals, checkEveryMs: deps.fenceCheckEveryMs,
+    });
+    this.election = new PrimaryElection({
+      self: config.node, coordinators: config.cluster.coordinators, zk, clock, logger: logger.child({ component: 'primary' }),
+      events: this.emit, peers, mayContend: () => this.keepalive.currentDaemonState === 'run',
+      primaryKeys: () => this.primaryKeys(),
+    });
+  }
+
+  /** What the KeepalivedService reports. */
+  state(): KeepaliveState {
+    return {
+      daemonState: this.keepalive.currentDaemonState ?? '',
+      routerState: this.election?.routerState ?? 'client',
+      lastKeepaliveMs: this.keepalive.lastKeepaliveMs,
+      missedKeepalives: this.keepalive.missed,
+      health: this.deps.health?.summary().health ?? -1,
+    };
+  }
+
+  /** Runs until `signal` aborts, then steps down from the primary role and stops the plugins. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.liveness?.start();
+    const first = new Promise<void>((resolve) => {
+      const off = this.keepalive.onResult((ok) => ok && (off(), resolve()));
+    });
+    let healthStarted = false;
+    const health = first.then(async () => {
+      if (signal.aborted || !this.deps.health) return;
+      await this.deps.health.start();
+      healthStarted = true;
+    });
+    const loops = [this.keepalive.run(signal), this.suicide.run(signal), this.monitor?.run(signal), this.election?.run(signal)];
+    try {
+      await Promise.all(loops);
+    } finally {
+      await this.election?.stepDown().catch((err: unknown) => this.deps.logger.error({ err: describeError(err) }, 'step-down failed'));
+      this.liveness?.stop();
+      if (healthStarted) await this.deps.health?.stop().catch(() => undefined);
+      void health.catch((err: unknown) => this.deps.logger.error({ err: describeError(err) }, 'health plugins did not start'));
+    }
+  }
+
+  private primaryKeys(): [string, string][] {
+    const { config } = this.deps;
+    const keys: [string, string][] = [[paths.config.migrationTargetSelector, config.system.migration.target_selector]];
+    const upstream = config.cluster.networks?.upstream.floating_ip;
+    if (upstream) keys.push([paths.config.upstreamIp, upstream.split('/')[0] ?? upstream]);
+    return keys;
+  }
+
+  private healthLogFields(): Record<string, unknown> {
+    const s = this.deps.health?.summary();
+    if (!s) return {};
+    const details = this.deps.config.system.configuration.logging.log_keepalive_plugin_details;
+    return {
+      health: s.health,
+      ...(details ? { plugins: Object.fromEntries(s.plugins.filter((p) => p.delta > 0).map((p) => [p.name, `${p.delta}: ${p.message}`])) } : {}),
+    };
+  }
+}
