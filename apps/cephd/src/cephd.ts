@@ -1,0 +1,102 @@
+/**
+ * cephd's service object for issue 3: storage figures for keepalives, RBD lock flushing for VM
+ * recovery, and the primary role. OSD management and the primary's Ceph status/stats writes come
+ * in the storage issue.
+ */
+import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
+import type { ZkClient } from '@pvc/zk';
+import { flushLocks, type FlushResult } from './lock-flush.js';
+import { countLocalOsds } from './osd-count.js';
+import type { PrimaryRole } from './primary-role.js';
+
+/** FlushLocks on a node whose config has `functions.enable_storage: false`. */
+export class StorageDisabledError extends PvcError {
+  constructor(node: string) {
+    super('STORAGE_DISABLED', `storage is not enabled on ${node}`, { retryable: false });
+  }
+}
+
+/** What keepaliled gets for the storage part of a keepalive. */
+export interface StorageStats {
+  enabled: boolean;
+  osdCount: number;
+}
+
+/** Dependencies of {@link Cephd}, built by the composition root. */
+export interface CephdDeps {
+  node: string;
+  /** `functions.enable_storage`. */
+  storageEnabled: boolean;
+  /** Present when storage is enabled (cephd does not talk to Zookeeper otherwise). */
+  zk: ZkClient | undefined;
+  exec: Exec;
+  logger: Logger;
+  role: PrimaryRole;
+  /** Deadline of each `rbd` command. */
+  rbdTimeoutMs: number;
+  /** Deadline of each Zookeeper read behind GetStorageStats (the caller waits about 1 s). */
+  zkTimeoutMs: number;
+}
+
+/** cephd's work; the gRPC handlers call these methods. */
+export class Cephd {
+  private osdCount = 0;
+  private lastProblem = '';
+  /** The shutdown signal once {@link run} started; aborts rbd commands in flight. */
+  private stopping: AbortSignal | undefined;
+
+  constructor(private readonly deps: CephdDeps) {}
+
+  get role(): PrimaryRole {
+    return this.deps.role;
+  }
+
+  /**
+   * Storage enabled and the OSDs on this node. The count is read fresh from Zookeeper; while it
+   * is unreachable (or a read fails) the last known count is returned and the problem logged once.
+   */
+  async getStorageStats(): Promise<StorageStats> {
+    const { zk, storageEnabled } = this.deps;
+    if (!storageEnabled || !zk) return { enabled: false, osdCount: 0 };
+    if (zk.state === 'connected') {
+      try {
+        this.osdCount = await countLocalOsds(zk, this.deps.node, this.deps.zkTimeoutMs, this.deps.logger);
+        this.problem('');
+      } catch (err) {
+        this.problem(`cannot count OSDs in Zookeeper: ${describeError(err)}`);
+      }
+    } else {
+      this.problem(`Zookeeper is ${zk.state}; reporting the last known OSD count`);
+    }
+    return { enabled: true, osdCount: this.osdCount };
+  }
+
+  /** Removes every lock on each image; per-image failures are in `failed`. Refused when storage is off. */
+  async flushLocks(images: readonly string[]): Promise<FlushResult> {
+    if (!this.deps.storageEnabled) throw new StorageDisabledError(this.deps.node);
+    const { exec, logger, rbdTimeoutMs } = this.deps;
+    const result = await flushLocks({ exec, logger, commandTimeoutMs: rbdTimeoutMs, signal: this.stopping }, images);
+    logger.info({ flushed: result.flushed, failed: result.failed }, 'RBD lock flush');
+    return result;
+  }
+
+  setPrimary(primary: boolean, reason: string): Promise<boolean> {
+    return this.deps.role.set(primary, reason);
+  }
+
+  /** Waits for `signal`, then drops the primary duties if held. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.stopping = signal;
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await this.deps.role.set(false, 'shutdown').catch((err: unknown) => {
+      this.deps.logger.error({ err: describeError(err) }, 'primary duties did not stop cleanly at shutdown');
+    });
+  }
+
+  private problem(text: string): void {
+    if (text === this.lastProblem) return;
+    if (text) this.deps.logger.warn({ problem: text }, 'storage statistics problem');
+    else this.deps.logger.info('storage statistics recovered');
+    this.lastProblem = text;
+  }
+}
