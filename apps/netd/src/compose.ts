@@ -23,6 +23,8 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
     clock: realClock,
     logger: logger.child({ component: 'zk' }),
   });
+  zk.on('connected', (e) => logger.info({ newSession: e.newSession }, 'Zookeeper connected'));
+  zk.on('suspended', () => logger.warn('Zookeeper connection lost; the network count stays at its last value'));
   const netd = new Netd({
     logger,
     sampler: new NetStatsSampler({
