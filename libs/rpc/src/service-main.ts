@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, checkConfigMain, loadConfig, type Config } from '@pvc/config';
-import { createLogger, createShutdown, describeError, type Logger, type Shutdown } from '@pvc/runtime';
+import { createServiceLogging, createShutdown, describeError, type Logger, type ServiceLogging, type Shutdown } from '@pvc/runtime';
 import { startLocalServer, type LocalServer } from './server.js';
 import { socketPath, type ServiceName } from './sockets.js';
 import type * as grpc from '@grpc/grpc-js';
@@ -11,6 +11,15 @@ export interface ServiceContext {
   readonly logger: Logger;
   readonly shutdown: Shutdown;
   readonly server: LocalServer;
+  /** Values of the service's own flags ({@link ServiceMainOptions.flags}). */
+  readonly flags: Readonly<Record<string, string | boolean | undefined>>;
+}
+
+/** A service-specific command-line flag (in addition to the common ones). */
+export interface ServiceFlag {
+  type: 'string' | 'boolean';
+  /** One line for --help. */
+  help: string;
 }
 
 /** Output streams, injectable for tests. */
@@ -31,19 +40,31 @@ export interface ServiceMainOptions {
   run?: (ctx: ServiceContext) => Promise<void>;
   /** Tests pass false so signals of the test process are left alone. */
   installSignalHandlers?: boolean;
+  /** The service's own flags, by long name (without the dashes). */
+  flags?: Readonly<Record<string, ServiceFlag>>;
   /** Tests trigger shutdown through this. */
   onShutdownReady?: (shutdown: Shutdown) => void;
 }
 
-const USAGE = (s: string): string =>
-  `usage: ${s} [--config <pvcnoded.yaml>] [--check-config] [--version] [--help]\n` +
-  `  The configuration file is --config, else $PVCD_CONFIG_FILE, else /etc/pvc/pvcnoded.yaml.\n`;
+const USAGE = (s: string, extra: Readonly<Record<string, ServiceFlag>> = {}): string =>
+  `usage: ${s} [--config <pvcnoded.yaml>] [--check-config] [--version] [--help]` +
+  Object.entries(extra).map(([n, f]) => ` [--${n}${f.type === 'string' ? ' <value>' : ''}]`).join('') +
+  `\n  The configuration file is --config, else $PVCD_CONFIG_FILE, else /etc/pvc/pvcnoded.yaml.\n` +
+  Object.entries(extra).map(([n, f]) => `  --${n}: ${f.help}\n`).join('');
 
-function parseFlags(argv: readonly string[]): { help: boolean; version: boolean } | string {
+interface ParsedFlags {
+  help: boolean;
+  version: boolean;
+  own: Record<string, string | boolean | undefined>;
+}
+
+function parseFlags(argv: readonly string[], extra: Readonly<Record<string, ServiceFlag>> = {}): ParsedFlags | string {
   try {
+    const own = Object.fromEntries(Object.entries(extra).map(([n, f]) => [n, { type: f.type }]));
     const { values } = parseArgs({
       args: [...argv],
       options: {
+        ...own,
         config: { type: 'string' },
         'check-config': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -51,10 +72,31 @@ function parseFlags(argv: readonly string[]): { help: boolean; version: boolean 
       },
       strict: true,
     });
-    return { help: values.help === true, version: values.version === true };
+    const ownValues = Object.fromEntries(Object.keys(extra).map((n) => [n, (values as Record<string, string | boolean | undefined>)[n]]));
+    return { help: values.help === true, version: values.version === true, own: ownValues };
   } catch (err) {
     return describeError(err);
   }
+}
+
+/** File logging, stdout logging, colours and dates from the config; SIGHUP reopens the log file. */
+function startLogging(service: string, config: Config, installHandlers: boolean): { logging: ServiceLogging; stop(): void } {
+  const l = config.system.configuration.logging;
+  const logging = createServiceLogging({
+    service,
+    node: config.node,
+    debug: config.debug,
+    dates: l.log_dates,
+    colours: l.log_colours,
+    stdout: l.stdout_logging,
+    fileDirectory: l.file_logging ? config.system.configuration.directories.log_directory : undefined,
+  });
+  const onHup = (): void => {
+    logging.reopen();
+    logging.logger.info({ file: logging.file ?? null }, 'SIGHUP: log file reopened');
+  };
+  if (installHandlers) process.on('SIGHUP', onHup);
+  return { logging, stop: () => (process.removeListener('SIGHUP', onHup), logging.close()) };
 }
 
 async function loadOrReport(opts: ServiceMainOptions, io: ServiceIo): Promise<Config | undefined> {
@@ -74,24 +116,34 @@ async function loadOrReport(opts: ServiceMainOptions, io: ServiceIo): Promise<Co
  */
 export async function serviceMain(opts: ServiceMainOptions): Promise<number> {
   const io = opts.io ?? { out: process.stdout, err: process.stderr };
-  const flags = parseFlags(opts.argv);
+  const flags = parseFlags(opts.argv, opts.flags);
   if (typeof flags === 'string') {
-    io.err.write(`${opts.service}: ${flags}\n${USAGE(opts.service)}`);
+    io.err.write(`${opts.service}: ${flags}\n${USAGE(opts.service, opts.flags)}`);
     return 2;
   }
-  if (flags.help) return io.out.write(USAGE(opts.service)), 0;
+  if (flags.help) return io.out.write(USAGE(opts.service, opts.flags)), 0;
   if (flags.version) return io.out.write(`${opts.service} ${opts.version}\n`), 0;
   if (opts.argv.includes('--check-config')) return checkConfigMain([...opts.argv], opts.env, io);
   const config = await loadOrReport(opts, io);
   if (!config) return 2;
-  const logging = config.system.configuration.logging;
-  const logger = createLogger({ service: opts.service, node: config.node, debug: config.debug, dates: logging.log_dates });
-  const shutdown = createShutdown(opts.installSignalHandlers ?? true);
+  const installHandlers = opts.installSignalHandlers ?? true;
+  const logs = startLogging(opts.service, config, installHandlers);
+  const shutdown = createShutdown(installHandlers);
   opts.onShutdownReady?.(shutdown);
-  return runWithServer(opts, config, logger, shutdown);
+  try {
+    return await runWithServer(opts, config, logs.logging.logger, shutdown, flags.own);
+  } finally {
+    logs.stop();
+  }
 }
 
-async function runWithServer(opts: ServiceMainOptions, config: Config, logger: Logger, shutdown: Shutdown): Promise<number> {
+async function runWithServer(
+  opts: ServiceMainOptions,
+  config: Config,
+  logger: Logger,
+  shutdown: Shutdown,
+  flags: ParsedFlags['own'],
+): Promise<number> {
   let server: LocalServer;
   try {
     server = await startLocalServer({
@@ -110,7 +162,7 @@ async function runWithServer(opts: ServiceMainOptions, config: Config, logger: L
   logger.info({ version: opts.version, mode: config.mode }, `${opts.service} started`);
   let status = 0;
   try {
-    await (opts.run ? opts.run({ config, logger, shutdown, server }) : shutdown.requested);
+    await (opts.run ? opts.run({ config, logger, shutdown, server, flags }) : shutdown.requested);
   } catch (err) {
     logger.error({ err: describeError(err) }, `${opts.service} failed`);
     status = 1;
