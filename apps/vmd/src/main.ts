@@ -1,9 +1,41 @@
 #!/usr/bin/env node
 /**
  * Composition root of vmd: the common start-up (config, logger, local gRPC socket with health and
- * status), then run until SIGTERM/SIGINT.
+ * status), then connect Zookeeper, build the libvirt adapter and run the reconciler until
+ * SIGTERM/SIGINT. Stopping vmd (even SIGKILL) leaves running VMs alone: they are transient
+ * libvirt domains owned by libvirtd.
  */
-import { PVC_VERSION } from '@pvc/runtime';
-import { serviceMain } from '@pvc/rpc';
+import { PVC_VERSION, createExec, realClock } from '@pvc/runtime';
+import { VMD, addRpcService, serviceMain } from '@pvc/rpc';
+import { connectZk } from '@pvc/zk';
+import { createLibvirtHypervisor } from './host/libvirt-hypervisor.js';
+import { lateBoundVmdService } from './rpc/vmd-service.js';
+import { connectUntilReady, createVmd, keepSignalsHandled, runVmd } from './vmd.js';
 
-process.exit(await serviceMain({ service: 'vmd', version: PVC_VERSION, argv: process.argv.slice(2), env: process.env }));
+const service = lateBoundVmdService();
+keepSignalsHandled();
+
+process.exit(
+  await serviceMain({
+    service: 'vmd',
+    version: PVC_VERSION,
+    argv: process.argv.slice(2),
+    env: process.env,
+    register: (server) => addRpcService(server, VMD, service.api),
+    run: async ({ config, logger, shutdown }) => {
+      const clock = realClock;
+      const zkOpts = { hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock, logger: logger.child({ component: 'zk' }) };
+      const zk = await connectUntilReady(() => connectZk(zkOpts, { signal: shutdown.signal, timeoutMs: 15_000 }), { signal: shutdown.signal, clock, logger });
+      if (!zk) return;
+      const hv = createLibvirtHypervisor({ uri: config.system.configuration.hypervisor.libvirt_uri, clock, logger });
+      const ports = { zk, hv, clock, logger, exec: createExec(logger) };
+      const vmd = createVmd(config, ports);
+      service.bind(vmd.api);
+      try {
+        await runVmd(config, ports, vmd.reconciler, shutdown.signal);
+      } finally {
+        await zk.close();
+      }
+    },
+  }),
+);

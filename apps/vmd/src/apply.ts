@@ -1,0 +1,118 @@
+import { describeError, type Clock, type Logger } from '@pvc/runtime';
+import { paths, type ZkClient } from '@pvc/zk';
+import { prepareXml } from './domain-xml.js';
+import { VmdError } from './errors.js';
+import type { Hypervisor } from './host/hypervisor.js';
+import type { Action, Expect, ShutdownInProgress } from './model.js';
+
+/** What the apply step works with. */
+export interface ApplyDeps {
+  zk: ZkClient;
+  hv: Hypervisor;
+  clock: Clock;
+  logger: Logger;
+  /** `system.configuration.hypervisor.domain_type`. */
+  domainType: string;
+  /** Graceful shutdowns in progress (owned by the reconciler, changed here). */
+  shutdowns: Map<string, ShutdownInProgress>;
+}
+
+/** Outcome of one action. `skipped` = ZK changed since planning (the next pass replans). */
+export interface ActionResult {
+  action: Action;
+  outcome: 'done' | 'skipped' | 'failed';
+  error?: string;
+}
+
+/**
+ * Applies a plan. Actions of different VMs run concurrently, those of one VM in order; a failure
+ * is recorded in the result and the pass goes on. Before a start, destroy, shutdown or state write
+ * the VM's state and node are re-read from ZK and compared with what the plan saw.
+ */
+export async function applyActions(actions: readonly Action[], deps: ApplyDeps): Promise<ActionResult[]> {
+  const byVm = new Map<string, Action[]>();
+  for (const a of actions) byVm.set(a.uuid, [...(byVm.get(a.uuid) ?? []), a]);
+  const groups = await Promise.all(
+    [...byVm.values()].map(async (list) => {
+      const out: ActionResult[] = [];
+      for (const a of list) out.push(await applyOne(a, deps));
+      return out;
+    }),
+  );
+  return groups.flat();
+}
+
+async function applyOne(action: Action, deps: ApplyDeps): Promise<ActionResult> {
+  try {
+    if (action.kind === 'forget-shutdown') {
+      deps.shutdowns.delete(action.uuid);
+      return { action, outcome: 'done' };
+    }
+    if (action.kind === 'log') return { action, outcome: 'done' };
+    // Contract: nothing destructive without a live ZK session (a node cut off leaves its VMs alone).
+    if (deps.zk.state !== 'connected') return { action, outcome: 'skipped', error: 'ZK session not connected' };
+    if (!(await stillWanted(action.uuid, action.expect, deps))) return { action, outcome: 'skipped' };
+    await run(action, deps);
+    return { action, outcome: 'done' };
+  } catch (err) {
+    const error = describeError(err);
+    const name = 'name' in action ? action.name : action.uuid;
+    deps.logger.error({ vm: name, uuid: action.uuid, action: action.kind, err: error }, 'VM action failed');
+    return { action, outcome: 'failed', error };
+  }
+}
+
+async function stillWanted(uuid: string, expect: Expect, deps: ApplyDeps): Promise<boolean> {
+  const p = paths.domain(uuid);
+  const [state, node] = await Promise.all([deps.zk.read(p.state), deps.zk.read(p.node)]);
+  return state === expect.state && node === expect.node;
+}
+
+type Exec<K extends Action['kind']> = (a: Extract<Action, { kind: K }>, deps: ApplyDeps) => Promise<void>;
+
+async function run(action: Action, deps: ApplyDeps): Promise<void> {
+  const log = deps.logger.child({ vm: 'name' in action ? action.name : action.uuid, uuid: action.uuid });
+  switch (action.kind) {
+    case 'start':
+      return startVm(action, { ...deps, logger: log });
+    case 'destroy':
+      return destroyVm(action, { ...deps, logger: log });
+    case 'shutdown':
+      await deps.hv.shutdown(action.uuid);
+      deps.shutdowns.set(action.uuid, { sinceMs: deps.clock.now(), then: action.then });
+      log.info({ then: action.then }, 'graceful shutdown requested');
+      return;
+    case 'set-state':
+      await deps.zk.write([[paths.domain(action.uuid).state, action.state]]);
+      log.info({ state: action.state, why: action.why }, 'state written');
+      return;
+    default:
+      return;
+  }
+}
+
+const startVm: Exec<'start'> = async (a, deps) => {
+  const p = paths.domain(a.uuid);
+  const t0 = deps.clock.now();
+  try {
+    const stored = await deps.zk.read(p.xml);
+    if (stored === undefined || stored.trim() === '') throw new VmdError('BAD_XML', 'the VM has no stored XML (xml key empty or missing)');
+    await deps.hv.createTransient(prepareXml(stored, a.uuid, { domainType: deps.domainType }));
+  } catch (err) {
+    if (err instanceof VmdError && (err.code === 'LIBVIRT_ERROR' || err.code === 'BAD_XML')) {
+      await deps.zk.write([[p.state, 'fail'], [p.failedReason, err.message]]);
+      deps.logger.error({ key: p.xml, failedreason: err.message }, 'VM failed to start: state fail');
+      return;
+    }
+    throw err;
+  }
+  deps.logger.info({ ms: deps.clock.now() - t0 }, 'VM started');
+  if ((await deps.zk.read(p.failedReason)) !== '') await deps.zk.write([[p.failedReason, '']]);
+};
+
+const destroyVm: Exec<'destroy'> = async (a, deps) => {
+  await deps.hv.destroy(a.uuid);
+  deps.shutdowns.delete(a.uuid);
+  deps.logger.info({ why: a.why }, 'VM destroyed');
+  if (a.writeState) await deps.zk.write([[paths.domain(a.uuid).state, a.writeState]]);
+};

@@ -1,0 +1,176 @@
+import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
+import type { NodeResources } from '@pvc/rpc';
+import { paths, type ZkClient } from '@pvc/zk';
+import { applyActions, type ActionResult } from './apply.js';
+import { DesiredStore } from './desired-store.js';
+import type { Hypervisor } from './host/hypervisor.js';
+import type { Action, ObservedDomain, ShutdownInProgress } from './model.js';
+import { plan } from './plan.js';
+import { computeResources, statsJson } from './resources.js';
+
+/** What the reconciler needs; built by the composition root (real) or tests (fakes). */
+export interface ReconcilerDeps {
+  zk: ZkClient;
+  hv: Hypervisor;
+  clock: Clock;
+  logger: Logger;
+  /** This node's name (`pvc.node`). */
+  node: string;
+  domainType: string;
+  /** `vm_shutdown_timeout`, ms. */
+  shutdownTimeoutMs: number;
+  /** Periodic resync even without any event, ms (default 2000). */
+  resyncMs?: number;
+  /** How often running VMs' `stats` keys are written, ms (keepalive_interval). */
+  statsIntervalMs: number;
+}
+
+/** What one pass did (for tests and the status log). */
+export interface PassReport {
+  readonly actions: readonly Action[];
+  readonly results: readonly ActionResult[];
+  readonly error?: string;
+}
+
+/**
+ * vmd's reconcile loop: one pass at a time, run when something changed (a ZK watch, a libvirt
+ * event via {@link trigger}) and at least every `resyncMs`. A pass lists libvirt, plans against
+ * the desired state, applies, and refreshes the figures served by getResources.
+ */
+export class Reconciler {
+  private readonly store: DesiredStore;
+  private readonly shutdowns = new Map<string, ShutdownInProgress>();
+  private readonly logged = new Set<string>();
+  private observed = new Map<string, ObservedDomain>();
+  private cache: NodeResources = { runningDomains: [], memAllocMib: 0, memProvMib: 0, vcpuAlloc: 0 };
+  private dirty = true;
+  private wake = new AbortController();
+  private halted: string | undefined;
+  private libvirtDown: string | undefined;
+  /** Number of passes run so far. */
+  passes = 0;
+  /** The last pass's report. */
+  last: PassReport | undefined;
+  /** Called after every pass (tests wait on it). */
+  onPass: ((r: PassReport) => void) | undefined;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.store = new DesiredStore(deps.zk, deps.node, () => this.trigger(), deps.logger.child({ component: 'desired' }));
+  }
+
+  /** Asks for a pass as soon as the current one (if any) is done. */
+  trigger(): void {
+    this.dirty = true;
+    this.wake.abort();
+  }
+
+  /** The figures of the last pass (no libvirt call: keepaliled asks with a ~1 s deadline). */
+  resources(): NodeResources {
+    return this.cache;
+  }
+
+  /** No VM is started again by this process (after stopAll). */
+  halt(reason: string): void {
+    this.halted = reason;
+  }
+
+  /** Runs until `signal` aborts. Never touches running VMs on the way out. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.store.start();
+    const stopStats = this.deps.clock.every(this.deps.statsIntervalMs, () => void this.writeStats(), signal);
+    try {
+      while (!signal.aborted) {
+        if (this.dirty) {
+          this.dirty = false;
+          await this.pass();
+        }
+        await this.idle(signal);
+      }
+    } finally {
+      stopStats();
+      this.store.stop();
+    }
+  }
+
+  private async idle(signal: AbortSignal): Promise<void> {
+    if (this.dirty || signal.aborted) return;
+    this.wake = new AbortController();
+    try {
+      await this.deps.clock.sleep(this.deps.resyncMs ?? 2000, AbortSignal.any([signal, this.wake.signal]));
+      this.dirty = true;
+    } catch (err) {
+      if (!(err instanceof AbortedError)) throw err;
+    }
+  }
+
+  /** One reconcile pass. */
+  async pass(): Promise<PassReport> {
+    this.passes++;
+    const report = await this.passInner();
+    this.last = report;
+    this.onPass?.(report);
+    return report;
+  }
+
+  private async passInner(): Promise<PassReport> {
+    try {
+      this.observed = new Map((await this.deps.hv.list()).map((d) => [d.uuid, d]));
+      if (this.libvirtDown !== undefined) this.deps.logger.info('libvirt answers again');
+      this.libvirtDown = undefined;
+    } catch (err) {
+      const error = describeError(err);
+      if (this.libvirtDown === undefined) this.deps.logger.error({ err: error }, 'cannot list libvirt domains: pass skipped, nothing done');
+      this.libvirtDown = error;
+      return { actions: [], results: [], error };
+    }
+    const desired = this.store.snapshot();
+    this.cache = computeResources(this.deps.node, desired, this.observed);
+    const guard = { ...this.store.guard(), halted: this.halted };
+    if (!guard.zkConnected) return this.noteSkip('ZK session not connected: pass planned nothing');
+    this.logged.delete('zk-down');
+    const actions = plan({
+      node: this.deps.node, desired, observed: this.observed, guard, shutdowns: this.shutdowns,
+      nowMs: this.deps.clock.now(), shutdownTimeoutMs: this.deps.shutdownTimeoutMs,
+    });
+    this.logOnce(actions);
+    // A failed action is retried by the next periodic pass (resyncMs is the backoff), not at once.
+    const results = await applyActions(actions, { ...this.deps, shutdowns: this.shutdowns });
+    return { actions, results };
+  }
+
+  private noteSkip(error: string): PassReport {
+    if (!this.logged.has('zk-down')) this.deps.logger.warn(error);
+    this.logged.add('zk-down');
+    return { actions: [], results: [], error };
+  }
+
+  /** Logs each bad-input / blocked / TODO condition once while it lasts. */
+  private logOnce(actions: readonly Action[]): void {
+    const now = new Set<string>();
+    for (const a of actions) {
+      if (a.kind !== 'log') continue;
+      const key = `${a.uuid}|${a.reason}|${a.detail}`;
+      now.add(key);
+      if (this.logged.has(key)) continue;
+      if (a.reason === 'incomplete') {
+        this.deps.logger.debug({ vm: a.name, uuid: a.uuid }, a.detail);
+        continue;
+      }
+      const zkKey = a.reason === 'unknown-node' ? paths.domain(a.uuid).node : paths.domain(a.uuid).state;
+      this.deps.logger.warn({ vm: a.name, uuid: a.uuid, key: zkKey, reason: a.reason }, a.detail);
+    }
+    for (const k of [...this.logged]) if (k !== 'zk-down' && !now.has(k)) this.logged.delete(k);
+    for (const k of now) this.logged.add(k);
+  }
+
+  /** Writes `stats` of every running domain PVC knows (each on its own; one failure skips one VM). */
+  async writeStats(): Promise<void> {
+    if (this.deps.zk.state !== 'connected') return;
+    const known = this.store.snapshot();
+    const writes = [...this.observed.values()]
+      .filter((d) => d.active && known.has(d.uuid))
+      .map((d) => this.deps.zk.write([[paths.domain(d.uuid).stats, statsJson(d)]]));
+    const failed = (await Promise.allSettled(writes)).filter((r) => r.status === 'rejected');
+    if (failed.length > 0) this.deps.logger.debug({ failed: failed.length }, 'some stats writes failed');
+  }
+}

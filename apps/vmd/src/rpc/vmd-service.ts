@@ -1,0 +1,59 @@
+import { describeError, type Logger } from '@pvc/runtime';
+import type { NodeResources, VmdApi } from '@pvc/rpc';
+import type { Hypervisor } from '../host/hypervisor.js';
+
+/** What the gRPC handlers call. */
+export interface VmdServiceDeps {
+  hv: Hypervisor;
+  logger: Logger;
+  /** The reconciler's cached figures. */
+  resources(): NodeResources;
+  /** Stops the reconciler from starting anything again. */
+  halt(reason: string): void;
+}
+
+/**
+ * pvc.vmd.v1.VmdService. `getResources` answers from the reconciler's cache (no libvirt call), so
+ * it is fast enough for keepaliled's ~1 s deadline. `stopAll` destroys every active domain at once
+ * (all in parallel) and reports per domain; afterwards this vmd starts nothing until restarted.
+ */
+export function createVmdService(deps: VmdServiceDeps): VmdApi {
+  return {
+    getResources: () => Promise.resolve(deps.resources()),
+    stopAll: async ({ reason }) => {
+      deps.halt(reason || 'stopAll');
+      deps.logger.warn({ reason }, 'stopping every VM on this node');
+      const active = (await deps.hv.list()).filter((d) => d.active);
+      const results = await Promise.allSettled(active.map((d) => deps.hv.destroy(d.uuid)));
+      const stopped: string[] = [];
+      const failed: string[] = [];
+      results.forEach((r, i) => {
+        const uuid = active[i]?.uuid ?? '?';
+        if (r.status === 'fulfilled') stopped.push(uuid);
+        else failed.push(`${uuid}: ${describeError(r.reason)}`);
+      });
+      deps.logger.warn({ stopped: stopped.length, failed }, 'stopAll finished');
+      return { stopped, failed };
+    },
+  };
+}
+
+/**
+ * The gRPC handlers must be registered before the socket opens, but the reconciler exists only
+ * after ZK is connected: this forwards to the real service once it is bound, and answers
+ * UNAVAILABLE-like errors before that.
+ */
+export function lateBoundVmdService(): { api: VmdApi; bind(impl: VmdApi): void } {
+  let impl: VmdApi | undefined;
+  const need = (): VmdApi => {
+    if (!impl) throw new Error('vmd is starting (not connected to Zookeeper and libvirt yet)');
+    return impl;
+  };
+  return {
+    api: {
+      getResources: async (req) => need().getResources(req),
+      stopAll: async (req) => need().stopAll(req),
+    },
+    bind: (i) => void (impl = i),
+  };
+}

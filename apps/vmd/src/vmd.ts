@@ -1,0 +1,87 @@
+import type { Config } from '@pvc/config';
+import { describeError, type Clock, type Exec, type Logger } from '@pvc/runtime';
+import type { VmdApi } from '@pvc/rpc';
+import type { ZkClient } from '@pvc/zk';
+import type { Hypervisor } from './host/hypervisor.js';
+import { watchLibvirtEvents } from './host/libvirt-events.js';
+import { Reconciler } from './reconciler.js';
+import { createVmdService } from './rpc/vmd-service.js';
+
+/** The real or fake ports vmd runs on. */
+export interface VmdPorts {
+  zk: ZkClient;
+  hv: Hypervisor;
+  clock: Clock;
+  logger: Logger;
+  /** For the libvirt event stream; omitted = periodic resync only. */
+  exec?: Exec;
+}
+
+/** Builds the reconciler and the gRPC implementation from the config and ports. */
+export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconciler; api: VmdApi } {
+  const hyp = config.system.configuration.hypervisor;
+  const reconciler = new Reconciler({
+    zk: ports.zk,
+    hv: ports.hv,
+    clock: ports.clock,
+    logger: ports.logger.child({ component: 'reconciler' }),
+    node: config.node,
+    domainType: hyp.domain_type,
+    shutdownTimeoutMs: hyp.vm_shutdown_timeout * 1000,
+    statsIntervalMs: config.system.fencing.intervals.keepalive_interval * 1000,
+  });
+  const api = createVmdService({
+    hv: ports.hv,
+    logger: ports.logger.child({ component: 'rpc' }),
+    resources: () => reconciler.resources(),
+    halt: (r) => reconciler.halt(r),
+  });
+  return { reconciler, api };
+}
+
+/** Runs vmd until `signal` aborts. Running VMs are left alone on the way out (they belong to libvirtd). */
+export async function runVmd(config: Config, ports: VmdPorts, reconciler: Reconciler, signal: AbortSignal): Promise<void> {
+  const events = ports.exec
+    ? watchLibvirtEvents({
+        exec: ports.exec, clock: ports.clock, logger: ports.logger.child({ component: 'events' }),
+        uri: config.system.configuration.hypervisor.libvirt_uri, onEvent: () => reconciler.trigger(), signal,
+      })
+    : Promise.resolve();
+  try {
+    await reconciler.run(signal);
+  } finally {
+    await events;
+    await ports.hv.close();
+  }
+}
+
+/**
+ * Connects to Zookeeper, retrying every 5 s until it works or `signal` aborts (then undefined):
+ * vmd waits for ZK rather than exiting, and a SIGTERM meanwhile is a clean stop.
+ */
+export async function connectUntilReady(
+  connect: () => Promise<ZkClient>,
+  opts: { signal: AbortSignal; clock: Clock; logger: Logger },
+): Promise<ZkClient | undefined> {
+  for (let attempt = 1; !opts.signal.aborted; attempt++) {
+    try {
+      return await connect();
+    } catch (err) {
+      if (opts.signal.aborted) return undefined;
+      opts.logger.warn({ attempt, err: describeError(err) }, 'cannot connect to Zookeeper yet; retrying in 5 s');
+      await opts.clock.sleep(5000, opts.signal).catch(() => undefined);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Works around an interaction between `createShutdown` (libs/runtime: `process.once` per signal)
+ * and execa's child cleanup (signal-exit): once our one-shot listener has run, signal-exit sees
+ * itself as the last SIGTERM listener and re-raises the signal, killing vmd before its clean stop.
+ * A permanent no-op listener keeps the signal handled; the shutdown itself is still done by
+ * createShutdown. (Reported for libs/runtime: use `process.on` there.)
+ */
+export function keepSignalsHandled(): void {
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGQUIT'] as const) process.on(sig, () => undefined);
+}
