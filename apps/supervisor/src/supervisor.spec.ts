@@ -1,0 +1,156 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rejectionOf } from '@pvc/runtime';
+import { newNodeObject, paths } from '@pvc/zk';
+import { LibvirtUnreachableError } from './bringup/checks.js';
+import { runSupervisor } from './supervisor.js';
+import { fakeWorld, testConfig } from './testing.js';
+
+const hypervisorOnly = (): [string, unknown][] => [
+  ['pvc.node', 'hv4'],
+  ['pvc.functions.enable_hypervisor', false],
+];
+
+async function initTree(w: ReturnType<typeof fakeWorld>): Promise<void> {
+  const c = await w.zkServer.connect();
+  for (const p of [paths.schema.version, paths.nodes, paths.config.root]) await c.ensurePath(p);
+  await c.set(paths.schema.version, '15');
+  await c.close();
+}
+
+test('standalone: registration creates the whole node object in one transaction, then the four children; SIGTERM → shutdown, ordered stop, stop', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly()));
+  await initTree(w);
+  const run = runSupervisor(w.deps);
+  await w.clock.advance(0);
+  const dump = w.zkServer.dump(paths.node('hv4').root);
+  const expected = newNodeObject({
+    name: 'hv4', daemonMode: 'hypervisor', nowMs: w.clock.now(), staticData: '4 6.1.0-test GNU/Linux x86_64', pvcVersion: '0.1.0',
+    ipmi: { hostname: 'pvchv1-lom', username: 'admin', password: 'Passw0rd' },
+  });
+  assert.deepEqual(dump, Object.fromEntries(expected.entries.map(([k, v]) => [k === '' ? expected.root : `${expected.root}/${k}`, v])));
+  assert.equal(dump[paths.node('hv4').daemonState], 'init');
+  assert.equal(dump[paths.node('hv4').routerState], 'client');
+  assert.deepEqual(w.processes.log, ['spawn netd', 'spawn vmd', 'spawn cephd', 'spawn keepaliled']);
+  assert.ok(w.status.services().every((s) => s.state === 'running'));
+  assert.ok(!JSON.stringify(w.lines).includes('Passw0rd'), 'the IPMI password was logged');
+
+  const states: string[] = [];
+  const c = await w.zkServer.connect();
+  c.watchData(paths.node('hv4').daemonState, (v) => void (v && states.push(v.data)));
+  await w.clock.advance(0);
+  w.processes.log.length = 0;
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+  assert.deepEqual(states, ['init', 'shutdown', 'stop']);
+  assert.deepEqual(w.processes.log.filter((l) => l.startsWith('kill')), ['kill keepaliled SIGTERM', 'kill vmd SIGTERM', 'kill netd SIGTERM', 'kill cephd SIGTERM']);
+  await c.close();
+});
+
+test('an existing node: mode, state init, router state, static data, version and IPMI refreshed; domain state and keepalive kept', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly(), ['pvc.cluster.coordinators', ['hv4', 'hv2', 'hv3']]));
+  await initTree(w);
+  const c = await w.zkServer.connect();
+  const old = newNodeObject({ name: 'hv4', daemonMode: 'hypervisor', nowMs: 1000, staticData: '1 old os arch', pvcVersion: '0.0.1', ipmi: { hostname: 'x', username: 'y', password: 'z' } });
+  await c.createObject(old.root, old.entries);
+  const n = paths.node('hv4');
+  await c.write([[n.daemonState, 'fenced'], [n.domainState, 'ready']]);
+  const run = runSupervisor(w.deps);
+  await w.clock.advance(0);
+  const get = async (p: string) => c.read(p);
+  assert.equal(await get(n.root), 'coordinator');
+  assert.equal(await get(n.daemonMode), 'coordinator');
+  assert.equal(await get(n.daemonState), 'init');
+  assert.equal(await get(n.routerState), 'secondary');
+  assert.equal(await get(n.staticData), '4 6.1.0-test GNU/Linux x86_64');
+  assert.equal(await get(n.pvcVersion), '0.1.0');
+  assert.deepEqual([await get(n.ipmiHostname), await get(n.ipmiUsername), await get(n.ipmiPassword)], ['pvchv1-lom', 'admin', 'Passw0rd']);
+  assert.equal(await get(n.domainState), 'ready', 'start-up does not change the domain state');
+  assert.equal(await get(n.keepalive), '1');
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+  await c.close();
+});
+
+test('Zookeeper unreachable: gives up after the bound and starts again from the top; an uninitialised tree is a clear error, retried', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly(), ['pvc.functions.enable_networking', true]), { zkTimeoutMs: 10_000 });
+  w.zk.reachable = false;
+  const run = runSupervisor(w.deps);
+  await w.clock.advance(25_000);
+  assert.equal(w.zk.connects, 3, 'connect attempts at 0, 10 and 20 s');
+  const restarts = w.lines.filter((l) => l.msg === 'bring-up failed: starting again from the top');
+  assert.equal(restarts.length, 2);
+  assert.equal(restarts[0]?.code, 'OPERATION_TIMEOUT');
+  assert.equal(w.lines.filter((l) => l.msg === 'connecting to Zookeeper').length, 3);
+  w.zk.reachable = true;
+  await w.clock.advance(5_000);
+  const notInit = w.lines.filter((l) => l.code === 'CLUSTER_NOT_INITIALISED');
+  assert.ok(notInit.length >= 1);
+  assert.match(String(notInit[0]?.err), /\/schema\/version is missing\): run `pvc cluster init`/);
+  assert.equal(w.processes.children.length, 0, 'nothing launched before registration');
+  await initTree(w);
+  await w.clock.advance(2_000);
+  assert.equal(w.processes.children.length, 4);
+  assert.ok(w.zk.clients.slice(0, -1).every((c) => c.state === 'closed'), 'sessions of failed rounds are closed');
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+});
+
+test('shutdown during bring-up: nothing registered, nothing launched, resolves', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly()));
+  w.zk.reachable = false;
+  const run = runSupervisor(w.deps);
+  await w.clock.advance(1_000);
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+  assert.equal(w.processes.children.length, 0);
+});
+
+test('libvirt unreachable: a clear error naming the URI; daemon state shutdown → stop; nothing launched', async () => {
+  const w = fakeWorld(testConfig(['pvc.node', 'hv4'], ['pvc.system.configuration.hypervisor', { libvirt_uri: 'qemu+tcp://hv4/system' }]), { externalServices: true });
+  await initTree(w);
+  w.exec.on('virsh -c qemu+tcp://hv4/system version', { exitCode: 1, stderr: 'error: failed to connect to the hypervisor\n' });
+  const rejected = rejectionOf(runSupervisor(w.deps), LibvirtUnreachableError);
+  await w.clock.advance(0);
+  const err = await rejected;
+  assert.match(err.message, /libvirt is not reachable at qemu\+tcp:\/\/hv4\/system \(error: failed to connect to the hypervisor\)/);
+  const c = await w.zkServer.connect();
+  assert.equal(await c.read(paths.node('hv4').daemonState), 'stop');
+  assert.equal(w.processes.children.length, 0);
+  await c.close();
+});
+
+test('systemd mode: no children, readiness sent after registration, services reported external', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly()), { mode: 'systemd' });
+  await initTree(w);
+  const run = runSupervisor(w.deps);
+  await w.clock.advance(0);
+  assert.equal(w.notified(), 1);
+  assert.equal(w.processes.children.length, 0);
+  assert.deepEqual(w.status.services().map((s) => s.state), ['external', 'external', 'external', 'external']);
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+  const c = await w.zkServer.connect();
+  assert.equal(await c.read(paths.node('hv4').daemonState), 'stop');
+  await c.close();
+});
+
+test('IPMI self-check result is only logged (BMC as host:port), and does not hold up the launch', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly()));
+  await initTree(w);
+  w.ipmi.knobs.unreachable = true;
+  const run = runSupervisor(w.deps);
+  await w.clock.advance(0);
+  assert.equal(w.processes.children.length, 4);
+  await w.clock.advance(5_000);
+  const warn = w.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('IPMI self-check'));
+  assert.equal(warn?.bmc, 'pvchv1-lom:623', JSON.stringify(warn));
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+});

@@ -1,0 +1,90 @@
+import { parseConfig, type Config } from '@pvc/config';
+import { mutate } from '@pvc/config/testing';
+import { FakeSysctl } from '@pvc/hostnet';
+import { FakeIpmi } from '@pvc/ipmi';
+import { createLogger, FakeExec, VirtualClock, type Logger } from '@pvc/runtime';
+import { ZkError, type ZkClient } from '@pvc/zk';
+import { FakeZkServer } from '@pvc/zk/testing';
+import { dump } from 'js-yaml';
+import { DEFAULT_RESTART_POLICY } from './children/backoff.js';
+import { CHILD_SERVICES } from './children/group.js';
+import { FakeProcessPort } from './host/fake-process.js';
+import type { Probe, ProbeResult, SystemServices } from './host/system-services.js';
+import type { RunOptions } from './options.js';
+import { SupervisorStatus } from './status.js';
+import type { SupervisorDeps } from './supervisor.js';
+
+/** A config from the sample with edits (directories are only recorded by the fake port). */
+export function testConfig(...edits: [string, unknown][]): Config {
+  return parseConfig(dump(mutate(
+    ...edits,
+  )), 'test.yaml');
+}
+
+/** Fake SystemServices: records starts; each probe kind is ready from `readyAt[kind]` (virtual ms). */
+export class FakeServices implements SystemServices {
+  readonly started: string[] = [];
+  readonly probes: string[] = [];
+  readonly readyAt: Record<string, number> = {};
+  constructor(private readonly clock: VirtualClock) {}
+  async start(unit: string): Promise<void> {
+    this.started.push(unit);
+  }
+  async probe(p: Probe): Promise<ProbeResult> {
+    this.probes.push(p.kind);
+    const at = this.readyAt[p.kind] ?? 0;
+    return this.clock.now() >= at ? { ready: true, detail: 'ok' } : { ready: false, detail: 'not yet' };
+  }
+}
+
+/** Everything faked, plus handles on the fakes. */
+export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
+  const clock = new VirtualClock(1_700_000_000_000);
+  const zkServer = new FakeZkServer({ clock });
+  const lines: Record<string, unknown>[] = [];
+  const logger: Logger = createLogger({ service: 'supervisor', dates: false, debug: true, destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
+  const exec = new FakeExec();
+  const services = new FakeServices(clock);
+  const sysctl = new FakeSysctl();
+  const processes = new FakeProcessPort();
+  const ipmi = new FakeIpmi(clock);
+  const status = new SupervisorStatus();
+  const shutdown = new AbortController();
+  let requestShutdown: (r: string) => void = () => undefined;
+  const shutdownRequested = new Promise<string>((r) => (requestShutdown = (reason) => (shutdown.abort(new Error(reason)), r(reason))));
+  const dirs: string[] = [];
+  const zk = { reachable: true, connects: 0, clients: [] as ZkClient[] };
+  let notified = 0;
+  const deps: SupervisorDeps = {
+    config,
+    options: { mode: 'standalone', externalServices: false, zkTimeoutMs: 60_000, serviceTimeoutMs: 120_000, ...options },
+    logger,
+    clock,
+    sysctl,
+    makeDirectory: async (d) => (dirs.push(d.path), true),
+    services,
+    connectZk: async (timeoutMs, signal) => {
+      zk.connects++;
+      if (!zk.reachable) {
+        await clock.sleep(timeoutMs, signal);
+        throw new ZkError('OPERATION_TIMEOUT', `no Zookeeper session within ${timeoutMs} ms`);
+      }
+      const c = await zkServer.connect();
+      zk.clients.push(c);
+      return c;
+    },
+    hostFacts: async () => ({ cpuCount: 4, kernel: '6.1.0-test', os: 'GNU/Linux', arch: 'x86_64' }),
+    pvcVersion: '0.1.0',
+    retryPauseMs: 2_000,
+    signal: shutdown.signal,
+    exec,
+    ipmi,
+    processes,
+    childSpecs: CHILD_SERVICES.map((name) => ({ name, command: 'node', args: [`${name}.js`] })),
+    policy: DEFAULT_RESTART_POLICY,
+    status,
+    notifyReady: async () => (notified++, true),
+    shutdownRequested,
+  };
+  return { deps, dirs, clock, zkServer, lines, exec, services, sysctl, processes, ipmi, status, zk, requestShutdown, notified: () => notified };
+}
