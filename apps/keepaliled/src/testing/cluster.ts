@@ -146,3 +146,34 @@ export function interceptZk(zk: ZkClient, clock: { now(): number }): { zk: ZkCli
   });
   return { zk: wrapped, writes, hold };
 }
+
+/**
+ * Writes the keepalive of each listed node every `intervalMs` (as their own keepaliled would),
+ * starting now. `silence(node)` stops one (the node dies), `revive(node)` starts it again.
+ */
+export function heartbeats(zk: ZkClient, clock: { now(): number; every(ms: number, fn: () => void): () => void }, nodes: string[], intervalMs: number): {
+  silence(node: string): void;
+  revive(node: string): void;
+  lastBeat(node: string): number | undefined;
+  stop(): void;
+} {
+  const alive = new Set(nodes);
+  const last = new Map<string, number>();
+  const beat = (): void => {
+    for (const n of alive) {
+      const at = clock.now();
+      zk.write([[paths.node(n).keepalive, codec.int.encode(Math.floor(at / 1000))]]).then(
+        () => void last.set(n, at),
+        () => undefined,
+      );
+    }
+  };
+  beat();
+  const stop = clock.every(intervalMs, beat);
+  return {
+    silence: (n) => void alive.delete(n),
+    revive: (n) => void alive.add(n),
+    lastBeat: (n) => last.get(n),
+    stop,
+  };
+}
