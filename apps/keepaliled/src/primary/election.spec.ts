@@ -1,0 +1,219 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { VirtualClock } from '@pvc/runtime';
+import { paths, type ZkClient } from '@pvc/zk';
+import { FakeZkServer } from '@pvc/zk/testing';
+import type { KeepalivedEvent } from '../model.js';
+import { PrimaryElection } from './election.js';
+import { FakePeers, memoryLogger, settle } from '../testing/fakes.js';
+import { seedBase, seedNode } from '../testing/cluster.js';
+
+const T0 = 1_700_000_000_000;
+
+interface Coord {
+  name: string;
+  zk: ZkClient;
+  peers: FakePeers;
+  election: PrimaryElection;
+  events: KeepalivedEvent[];
+  ac: AbortController;
+  running: Promise<void>;
+  contend: boolean;
+}
+
+interface Rig {
+  clock: VirtualClock;
+  server: FakeZkServer;
+  writer: ZkClient;
+  order: string[];
+  c: Record<string, Coord>;
+  primary(): Promise<string | undefined>;
+  routers(): Promise<Record<string, string | undefined>>;
+  stop(): Promise<void>;
+}
+
+async function rig(names: string[], opts: { primary?: string; routers?: Record<string, string>; start?: boolean } = {}): Promise<Rig> {
+  const clock = new VirtualClock(T0);
+  const server = new FakeZkServer({ clock });
+  const writer = await server.connect();
+  await seedBase(writer, { primary: opts.primary ?? 'none' });
+  for (const n of names) await seedNode(writer, T0, { name: n, mode: 'coordinator', routerState: opts.routers?.[n] ?? 'secondary' });
+  const order: string[] = [];
+  const c: Record<string, Coord> = {};
+  for (const name of names) {
+    const zk = await server.connect();
+    const peers = new FakePeers(clock, { name, order });
+    const events: KeepalivedEvent[] = [];
+    const coord: Coord = { name, zk, peers, events, ac: new AbortController(), running: Promise.resolve(), contend: true, election: undefined as unknown as PrimaryElection };
+    coord.election = new PrimaryElection({
+      self: name, coordinators: names, zk, clock, logger: memoryLogger().logger, events: (e) => events.push(e), peers,
+      primaryKeys: () => [[paths.config.migrationTargetSelector, 'mem']], mayContend: () => coord.contend,
+    });
+    c[name] = coord;
+  }
+  if (opts.start !== false) for (const co of Object.values(c)) co.running = co.election.run(co.ac.signal);
+  return {
+    clock, server, writer, order, c,
+    primary: () => writer.read(paths.config.primaryNode),
+    routers: async () => Object.fromEntries(await Promise.all(names.map(async (n) => [n, await writer.read(paths.node(n).routerState)] as const))),
+    stop: async () => {
+      for (const co of Object.values(c)) co.ac.abort();
+      await settle(clock, Promise.all(Object.values(c).map((co) => co.running.catch(() => undefined))));
+    },
+  };
+}
+
+const co = (r: Rig, name: string): Coord => {
+  const x = r.c[name];
+  if (!x) throw new Error(`no coordinator ${name}`);
+  return x;
+};
+
+/** The recorded duty switch calls of one coordinator: [on, started at, finished at]. */
+const duties = (x: Coord): [unknown, number, number | undefined][] => x.peers.callsOf('setPrimaryDuties').map((c) => [c.args[0], c.at, c.done?.at]);
+
+for (const n of [2, 3]) {
+  test(`${n} coordinators, primary none: exactly one wins; only it runs the duties`, async () => {
+    const names = ['hv1', 'hv2', 'hv3'].slice(0, n);
+    const r = await rig(names);
+    await r.clock.advance(10_000);
+    const p = await r.primary();
+    assert.ok(p !== undefined && names.includes(p), `primary is ${p}`);
+    assert.deepEqual(r.order, [`${p} duties on`]);
+    const routers = await r.routers();
+    for (const name of names) {
+      assert.equal(routers[name], name === p ? 'primary' : 'secondary', name);
+      assert.equal(co(r, name).election.routerState, name === p ? 'primary' : 'secondary');
+      assert.equal(co(r, name).peers.dutiesOn, name === p);
+    }
+    const claims = Object.values(r.c).flatMap((x) => x.events.filter((e) => e.kind === 'primary-claimed'));
+    assert.equal(claims.length, 1);
+    assert.equal(await r.writer.read(paths.config.migrationTargetSelector), 'mem', 'primary-only keys written');
+    await r.stop();
+  });
+}
+
+test('a coordinator that may not contend (not run) never claims the role', async () => {
+  const r = await rig(['hv1', 'hv2'], { start: false });
+  co(r, 'hv1').contend = false;
+  for (const x of Object.values(r.c)) x.running = x.election.run(x.ac.signal);
+  await r.clock.advance(10_000);
+  assert.equal(await r.primary(), 'hv2');
+  await r.stop();
+});
+
+test('handover by writing primary_node=other: the new primary switches its duties on only after the old one switched them off', async () => {
+  const r = await rig(['hv1', 'hv2', 'hv3'], { primary: 'hv1', routers: {} });
+  await r.clock.advance(5_000);
+  assert.deepEqual(r.order, ['hv1 duties on']);
+  co(r, 'hv1').peers.knobs.latencyMs = { setPrimaryDuties: 3_000 }; // stopping dnsmasq, IPs… takes a while
+  await r.writer.write([[paths.config.primaryNode, 'hv2']]);
+  await r.clock.advance(2_000);
+  assert.equal(co(r, 'hv2').election.routerState, 'takeover');
+  assert.equal(co(r, 'hv1').election.routerState, 'relinquish');
+  assert.equal(co(r, 'hv2').peers.callsOf('setPrimaryDuties').length, 0, 'not while hv1 is still relinquishing');
+  await r.clock.advance(5_000);
+  assert.deepEqual(r.order, ['hv1 duties on', 'hv1 duties off', 'hv2 duties on']);
+  const [off] = duties(co(r, 'hv1')).slice(-1);
+  const [on] = duties(co(r, 'hv2'));
+  assert.ok(off && on && off[2] !== undefined && on[1] >= off[2], `hv2 on at ${on?.[1]}, hv1 off done at ${off?.[2]}`);
+  assert.deepEqual(await r.routers(), { hv1: 'secondary', hv2: 'primary', hv3: 'secondary' });
+  const hv2Router = co(r, 'hv2').events.filter((e) => e.kind === 'router-state').map((e) => e.kind === 'router-state' && e.to);
+  assert.deepEqual(hv2Router, ['takeover', 'primary']);
+  await r.stop();
+});
+
+for (const n of [2, 3]) {
+  test(`${n} coordinators, primary_node set to none: another coordinator takes over; the old primary does not win it back`, async () => {
+    const names = ['hv1', 'hv2', 'hv3'].slice(0, n);
+    const r = await rig(names, { primary: 'hv1' });
+    await r.clock.advance(5_000);
+    assert.equal(co(r, 'hv1').election.routerState, 'primary');
+    await r.writer.write([[paths.config.primaryNode, 'none']]);
+    await r.clock.advance(10_000);
+    const p = await r.primary();
+    assert.ok(p !== undefined && p !== 'hv1' && p !== 'none', `primary is ${p}`);
+    assert.deepEqual(r.order, ['hv1 duties on', 'hv1 duties off', `${p} duties on`]);
+    assert.equal(co(r, 'hv1').events.filter((e) => e.kind === 'primary-claimed').length, 0);
+    await r.clock.advance(30_000);
+    assert.equal(await r.primary(), p, 'stable');
+    await r.stop();
+  });
+}
+
+test('stepDown on shutdown: duties off, secondary, primary_node none, and another coordinator takes over', async () => {
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1' });
+  await r.clock.advance(5_000);
+  const hv1 = co(r, 'hv1');
+  hv1.ac.abort();
+  await settle(r.clock, hv1.running);
+  await settle(r.clock, hv1.election.stepDown());
+  assert.equal(hv1.election.routerState, 'secondary');
+  assert.equal(hv1.peers.dutiesOn, false);
+  await r.clock.advance(5_000);
+  assert.equal(await r.primary(), 'hv2');
+  assert.deepEqual(r.order, ['hv1 duties on', 'hv1 duties off', 'hv2 duties on']);
+  assert.deepEqual(await r.routers(), { hv1: 'secondary', hv2: 'primary' });
+  await r.stop();
+});
+
+test('stepDown of a secondary does nothing', async () => {
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1' });
+  await r.clock.advance(5_000);
+  await settle(r.clock, co(r, 'hv2').election.stepDown());
+  assert.equal(await r.primary(), 'hv1');
+  assert.equal(co(r, 'hv2').peers.calls.length, 0);
+  await r.stop();
+});
+
+test('ZK session expired while primary: the duties go off at once', async () => {
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1' });
+  await r.clock.advance(5_000);
+  const hv1 = co(r, 'hv1');
+  const expiredAt = r.clock.now();
+  r.server.expireSession(hv1.zk);
+  await r.clock.advance(0);
+  const off = duties(hv1).find(([on]) => on === false);
+  assert.ok(off, 'duties switched off');
+  assert.equal(off[1], expiredAt);
+  assert.ok(hv1.events.some((e) => e.kind === 'primary-duties' && !e.on && e.reason === 'ZK session expired'));
+  await r.stop();
+});
+
+test('primary_node naming a fenced coordinator counts as vacant: a live coordinator takes over', async () => {
+  const r = await rig(['hv1', 'hv2', 'hv3'], { primary: 'hv1', start: false });
+  await r.writer.write([[paths.node('hv1').daemonState, 'fenced']]);
+  for (const name of ['hv2', 'hv3']) {
+    const x = co(r, name);
+    x.running = x.election.run(x.ac.signal);
+  }
+  await r.clock.advance(10_000);
+  const p = await r.primary();
+  assert.ok(p === 'hv2' || p === 'hv3', `primary is ${p}`);
+  assert.deepEqual(r.order, [`${p} duties on`]);
+  await r.stop();
+});
+
+test('the old primary cannot switch its duties off: after 3 attempts it still becomes secondary and the handover completes', async () => {
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1' });
+  await r.clock.advance(5_000);
+  co(r, 'hv1').peers.knobs.mode = { setPrimaryDuties: 'fail' };
+  await r.writer.write([[paths.config.primaryNode, 'hv2']]);
+  await r.clock.advance(5_000);
+  assert.equal(co(r, 'hv1').peers.callsOf('setPrimaryDuties').filter((c) => c.args[0] === false).length, 3);
+  assert.deepEqual(await r.routers(), { hv1: 'secondary', hv2: 'primary' });
+  await r.stop();
+});
+
+test('the new primary\'s duties fail to start once: the takeover is retried, not left hanging in takeover', { todo: 'BUG: primary/election.ts takeover(): when setPrimaryDuties(true) (or a snapshot) throws, run() retries reconcile, but reconcile only takes over from "secondary", so the node stays in takeover with no duties for good' }, async () => {
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1', start: false });
+  const hv1 = co(r, 'hv1');
+  hv1.peers.knobs.mode = { setPrimaryDuties: 'fail' };
+  hv1.running = hv1.election.run(hv1.ac.signal);
+  await r.clock.advance(2_000);
+  hv1.peers.knobs.mode = {};
+  await r.clock.advance(30_000);
+  assert.equal(hv1.election.routerState, 'primary');
+  assert.equal(hv1.peers.dutiesOn, true);
+  await r.stop();
+});
