@@ -38,7 +38,9 @@ function zeroKeys(node: string): WritePair[] {
  * Fences one node and recovers its VMs. Must be called with the cluster fence lock held, and
  * `signal` must abort when that lock (or the ZK session) is lost — nothing here may act without
  * quorum. The node's progress lives in its daemon/domain state so another fencer can resume:
- * `run` → (declare) `dead` + `fence-flush` → (IPMI ok) `fenced` → (recovery) `flushed`.
+ * `run` → (declare) `dead` + `fence-flush` → (IPMI ok) `fenced` → (recovery) `flushed`. A node left
+ * `dead` with another domain state had its failed fence handled already (action none): it is not
+ * fenced again until it checks in and dies anew.
  */
 export class Fencer {
   constructor(private readonly deps: FencerDeps) {}
@@ -52,7 +54,7 @@ export class Fencer {
     const rec = await readNode(this.deps.zk, this.deps.logger, node);
     if (!rec) return 'skipped';
     if (rec.daemonState === 'run') return this.declareAndFence(rec, signal);
-    if (rec.daemonState === 'dead') {
+    if (rec.daemonState === 'dead' && rec.domainState === 'fence-flush') {
       await this.fenceAndRecover(rec, 'ready', true, signal);
       return 'resumed';
     }

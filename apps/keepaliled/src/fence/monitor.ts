@@ -21,8 +21,8 @@ export interface FenceMonitorDeps {
 
 /**
  * Runs on every coordinator. Finds nodes to act on — a `run` node whose keepalive we have not seen
- * change for `keepalive_interval × fence_intervals`, or a node left half-fenced (`dead`, or
- * `fenced` + `fence-flush`) by a fencer that died — and hands them, one at a time, to the
+ * change for `keepalive_interval × fence_intervals`, or a node left half-fenced (`dead` or
+ * `fenced` with domain state `fence-flush`) by a fencer that died — and hands them, one at a time, to the
  * {@link Fencer} while holding the cluster fence lock. Never acts while maintenance is on, while
  * our ZK session is not connected (no quorum), or after losing the fence lock.
  */
@@ -64,8 +64,7 @@ export class FenceMonitor {
       .nodes()
       .filter((n) => n.name !== this.deps.self)
       .filter((n) => {
-        if (n.daemonState === 'dead') return true;
-        if (n.daemonState === 'fenced') return n.domainState === 'fence-flush';
+        if (n.daemonState === 'dead' || n.daemonState === 'fenced') return n.domainState === 'fence-flush';
         return n.daemonState === 'run' && (this.deps.liveness.silentForMs(n.name) ?? 0) >= windowMs;
       })
       .map((n) => n.name);
