@@ -6,6 +6,7 @@ import { GrpcPeers } from './host/peers-grpc.js';
 import { procHostStats } from './host/host-stats.js';
 import { createSelfReset } from './host/self-reset.js';
 import { Keepalived } from './service.js';
+import { createHealthMonitor } from './health/index.js';
 
 /**
  * Builds the real ports and runs keepaliled until shutdown. `onReady` receives the service so the
@@ -21,8 +22,14 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
   const peers = new GrpcPeers(config.system.configuration.directories.dynamic_directory);
   try {
     await zk.waitConnected({ signal: shutdown.signal, timeoutMs: Infinity });
+    const health = createHealthMonitor({
+      node: config.node, isCoordinator: config.isCoordinator, config, zk, clock: realClock, exec,
+      logger: logger.child({ component: 'health' }),
+      pluginDirectory: config.system.configuration.directories.plugin_directory,
+      intervalMs: config.system.configuration.monitoring_interval * 1000,
+    });
     const service = new Keepalived({
-      config, zk, clock: realClock, logger, peers, host: procHostStats,
+      config, zk, clock: realClock, logger, peers, host: procHostStats, health,
       ipmi: createIpmitoolIpmi(exec), reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
     });
     onReady(service);

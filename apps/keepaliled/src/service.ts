@@ -4,6 +4,7 @@ import { describeError } from '@pvc/runtime';
 import type { KeepaliveState } from '@pvc/rpc';
 import { paths, type ZkClient } from '@pvc/zk';
 import type { Ipmi } from '@pvc/ipmi';
+import { pluginDetailLine, type HealthSummary } from './health/index.js';
 import type { EventSink, KeepalivedEvent } from './model.js';
 import type { HostStats, Peers, SelfReset } from './ports.js';
 import { FigureGatherer } from './keepalive/figures.js';
@@ -18,7 +19,7 @@ import { SuicideWatch } from './suicide.js';
 export interface HealthPort {
   start(): Promise<void>;
   stop(): Promise<void>;
-  summary(): { health: number | null; plugins: { name: string; delta: number; message: string }[] };
+  summary(): HealthSummary;
 }
 
 export interface KeepalivedDeps {
@@ -144,7 +145,7 @@ export class Keepalived {
     const details = this.deps.config.system.configuration.logging.log_keepalive_plugin_details;
     return {
       health: s.health,
-      ...(details ? { plugins: Object.fromEntries(s.plugins.filter((p) => p.delta > 0).map((p) => [p.name, `${p.delta}: ${p.message}`])) } : {}),
+      ...(details ? { plugins: s.plugins.map((p) => pluginDetailLine(p)) } : {}),
     };
   }
 }

@@ -10,10 +10,9 @@ import { VMD, addRpcService, serviceMain } from '@pvc/rpc';
 import { connectZk } from '@pvc/zk';
 import { createLibvirtHypervisor } from './host/libvirt-hypervisor.js';
 import { lateBoundVmdService } from './rpc/vmd-service.js';
-import { connectUntilReady, createVmd, keepSignalsHandled, runVmd } from './vmd.js';
+import { connectUntilReady, createVmd, runVmd } from './vmd.js';
 
 const service = lateBoundVmdService();
-keepSignalsHandled();
 
 process.exit(
   await serviceMain({

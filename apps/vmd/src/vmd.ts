@@ -75,13 +75,3 @@ export async function connectUntilReady(
   return undefined;
 }
 
-/**
- * Works around an interaction between `createShutdown` (libs/runtime: `process.once` per signal)
- * and execa's child cleanup (signal-exit): once our one-shot listener has run, signal-exit sees
- * itself as the last SIGTERM listener and re-raises the signal, killing vmd before its clean stop.
- * A permanent no-op listener keeps the signal handled; the shutdown itself is still done by
- * createShutdown. (Reported for libs/runtime: use `process.on` there.)
- */
-export function keepSignalsHandled(): void {
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGQUIT'] as const) process.on(sig, () => undefined);
-}

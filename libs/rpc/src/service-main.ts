@@ -79,21 +79,6 @@ function parseFlags(argv: readonly string[], extra: Readonly<Record<string, Serv
   }
 }
 
-/**
- * Keeps a listener on SIGTERM/SIGINT/SIGQUIT for the whole run. createShutdown listens `once`; after
- * the first signal that listener is gone, and execa's signal-exit hook (active while any command
- * runs) then sees itself alone and re-raises the signal, killing the process mid-shutdown. A
- * repeated signal is also ignored this way (shutdown is already under way).
- */
-function holdSignals(shutdown: Shutdown): () => void {
-  const sigs = ['SIGTERM', 'SIGINT', 'SIGQUIT'] as const;
-  const handler = (sig: NodeJS.Signals): void => shutdown.trigger(sig);
-  for (const sig of sigs) process.on(sig, handler);
-  return () => {
-    for (const sig of sigs) process.removeListener(sig, handler);
-  };
-}
-
 /** File logging, stdout logging, colours and dates from the config; SIGHUP reopens the log file. */
 function startLogging(service: string, config: Config, installHandlers: boolean): { logging: ServiceLogging; stop(): void } {
   const l = config.system.configuration.logging;
@@ -144,12 +129,10 @@ export async function serviceMain(opts: ServiceMainOptions): Promise<number> {
   const installHandlers = opts.installSignalHandlers ?? true;
   const logs = startLogging(opts.service, config, installHandlers);
   const shutdown = createShutdown(installHandlers);
-  const unhold = installHandlers ? holdSignals(shutdown) : () => undefined;
   opts.onShutdownReady?.(shutdown);
   try {
     return await runWithServer(opts, config, logs.logging.logger, shutdown, flags.own);
   } finally {
-    unhold();
     logs.stop();
   }
 }

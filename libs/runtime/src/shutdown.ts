@@ -21,8 +21,10 @@ export function createShutdown(installHandlers = true): Shutdown {
     resolveRequested(reason);
   };
   if (installHandlers) {
+    // `on`, not `once`: while a child runs, execa's signal-exit hook re-raises a signal it thinks
+    // nobody else handles, which would kill us mid-shutdown. A repeated signal is a no-op.
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGQUIT'] as const) {
-      process.once(sig, () => trigger(sig));
+      process.on(sig, () => trigger(sig));
     }
   }
   return { signal: controller.signal, requested, trigger };

@@ -36,8 +36,12 @@ describe('service mains (built dist/main.js)', () => {
       assert.ok(existsSync(mainOf(service)), `${mainOf(service)} missing: run the build first`);
       const dir = mkdtempSync(join(tmpdir(), `pvc-${service}-`));
       try {
-        const cfg = configIn(dir);
-        const child = spawn(process.execPath, [mainOf(service), '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
+        // The supervisor's bring-up must not touch this host: no networking (sysctls), no hypervisor
+        // check, coordinator services only probed (and nothing listens here, so it keeps probing).
+        const supervisor = service === 'supervisor';
+        const cfg = configIn(dir, supervisor ? [['pvc.functions.enable_networking', false], ['pvc.functions.enable_hypervisor', false]] : []);
+        const extra = supervisor ? ['--external-services'] : [];
+        const child = spawn(process.execPath, [mainOf(service), '--config', cfg, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
         child.stdout.on('data', (d: Buffer) => (output += d.toString()));
         child.stderr.on('data', (d: Buffer) => (output += d.toString()));

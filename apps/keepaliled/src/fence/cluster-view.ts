@@ -73,10 +73,11 @@ const UNIT_MIB: Record<string, number> = { b: 1 / 1048576, bytes: 1 / 1048576, k
 
 /** Memory (MiB) and vCPUs from a libvirt domain XML; undefined parts when they cannot be read. */
 export function domainSize(xml: string): { memoryMiB?: number; vcpus?: number; name?: string } {
-  const mem = /<memory(?:\s+unit=['"](\w+)['"])?[^>]*>\s*(\d+)\s*<\/memory>/.exec(xml);
+  const mem = /<memory(\s[^>]*)?>\s*(\d+)\s*<\/memory>/.exec(xml);
+  const unit = /\sunit=['"](\w+)['"]/.exec(mem?.[1] ?? '')?.[1];
   const cpu = /<vcpu[^>]*>\s*(\d+)\s*<\/vcpu>/.exec(xml);
   const name = /<name>\s*([^<]+?)\s*<\/name>/.exec(xml);
-  const factor = UNIT_MIB[(mem?.[1] ?? 'KiB').toLowerCase()];
+  const factor = UNIT_MIB[(unit ?? 'KiB').toLowerCase()];
   return {
     ...(mem && factor !== undefined ? { memoryMiB: Math.ceil(Number(mem[2]) * factor) } : {}),
     ...(cpu ? { vcpus: Number(cpu[1]) } : {}),

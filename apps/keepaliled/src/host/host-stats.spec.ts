@@ -62,7 +62,7 @@ test('parseLoadavg: garbage throws naming the input', () => {
   assert.throws(() => parseLoadavg('NaN 1 1 1/1 1'), /unexpected \/proc\/loadavg/);
 });
 
-test('parseLoadavg: an empty or blank file is an error, not a load of 0', { todo: 'BUG: host-stats.ts parseLoadavg: Number("") is 0, so an empty /proc/loadavg reads as load 0.00 instead of throwing' }, () => {
+test('parseLoadavg: an empty or blank file is an error, not a load of 0', () => {
   assert.throws(() => parseLoadavg(''), /unexpected \/proc\/loadavg/);
   assert.throws(() => parseLoadavg('   \n'), /unexpected \/proc\/loadavg/);
 });

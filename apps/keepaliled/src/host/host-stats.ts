@@ -20,7 +20,8 @@ export function parseMeminfo(text: string): MemoryFigures {
 
 /** Parses the 1-minute figure of /proc/loadavg. */
 export function parseLoadavg(text: string): number {
-  const v = Number(text.trim().split(/\s+/)[0]);
+  const first = text.trim().split(/\s+/)[0] ?? '';
+  const v = first === '' ? NaN : Number(first);
   if (!Number.isFinite(v)) throw new Error(`unexpected /proc/loadavg: ${text.slice(0, 40)}`);
   return v;
 }

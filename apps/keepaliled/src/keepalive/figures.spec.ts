@@ -89,7 +89,7 @@ test('netd answering an empty stats string is reported as "{}" (valid JSON)', as
   assert.equal(f.networkStatsJson, '{}');
 });
 
-test('a peer that ignores its deadline still cannot hold the figures past it', { todo: 'BUG: keepalive/figures.ts gather: only host reads are bounded by withinDeadline; a Peers call that ignores deadlineMs holds gather (and the keepalive write) forever' }, async () => {
+test('a peer that ignores its deadline still cannot hold the figures past it', async () => {
   const { g, clock, peers } = setup();
   peers.knobs = { mode: { resources: 'hang' }, ignoreDeadline: true };
   const { value: f, tookMs } = await settle(clock, g.gather(DEADLINE), { stepMs: 10, limitMs: 5 * DEADLINE });

@@ -40,8 +40,9 @@ export class FigureGatherer {
     const [mem, load, res, net] = await Promise.allSettled([
       withinDeadline(this.deps.clock, host.memory(), deadlineMs),
       withinDeadline(this.deps.clock, host.load1(), deadlineMs),
-      peers.resources(opts),
-      peers.networkStats(opts),
+      // Peers are given the deadline, and held to it: one that ignores it must not hold the keepalive.
+      withinDeadline(this.deps.clock, peers.resources(opts), deadlineMs),
+      withinDeadline(this.deps.clock, peers.networkStats(opts), deadlineMs),
     ]);
     if (mem.status === 'fulfilled') this.last.memory = mem.value;
     if (load.status === 'fulfilled') this.last.load1 = load.value;
@@ -72,7 +73,7 @@ function firstReason(...results: PromiseSettledResult<unknown>[]): unknown {
   return undefined;
 }
 
-/** Host reads are local and fast; still, a wedged /proc read must not hold a keepalive. */
+/** Bounds any source: a wedged /proc read or a peer that ignores its deadline must not hold a keepalive. */
 async function withinDeadline<T>(clock: Clock, p: Promise<T>, ms: number): Promise<T> {
   const timer = new AbortController();
   const late = clock.sleep(ms, timer.signal).then(

@@ -37,6 +37,7 @@ const KEEP_STATES = new Set(['run', 'shutdown', 'stop']);
  */
 export class KeepaliveLoop {
   private daemonState: string | undefined;
+  private daemonStateKnown = false;
   private lastOk: number;
   private missedCount = 0;
   private lastWrittenMs = 0;
@@ -77,6 +78,7 @@ export class KeepaliveLoop {
     const { clock, zk, node } = this.deps;
     const unwatch = zk.watchData(paths.node(node).daemonState, (v) => {
       this.daemonState = v?.data;
+      this.daemonStateKnown = true;
     });
     try {
       let due = clock.now();
@@ -100,15 +102,18 @@ export class KeepaliveLoop {
     const { settings, clock } = this.deps;
     const figures = await this.deps.figures.gather(settings.figuresDeadlineMs, signal);
     const nowMs = clock.now();
-    const pairs = this.pairs(figures, nowMs);
     try {
+      // Until the watch has delivered, read the state: a keepalive must never overwrite the
+      // supervisor's `shutdown`/`stop` with `run` because it did not know them yet.
+      if (!this.daemonStateKnown) this.daemonState = await this.deps.zk.read(paths.node(this.deps.node).daemonState, { timeoutMs: settings.intervalMs, signal });
+      const pairs = this.pairs(figures, nowMs);
       await this.deps.zk.write(pairs, { timeoutMs: settings.intervalMs, signal });
     } catch (err) {
       if (signal?.aborted) throw err;
       this.failed(err);
       return false;
     }
-    this.succeeded(figures, nowMs, pairs.length);
+    this.succeeded(figures, nowMs);
     return true;
   }
 
@@ -131,7 +136,7 @@ export class KeepaliveLoop {
     return pairs;
   }
 
-  private succeeded(f: NodeFigures, nowMs: number, _count: number): void {
+  private succeeded(f: NodeFigures, nowMs: number): void {
     const { node, events, logger, settings } = this.deps;
     if (!KEEP_STATES.has(this.daemonState ?? '')) {
       events({ kind: 'daemon-state', node, from: this.daemonState ?? '(unset)', to: 'run', reason: 'keepalive' });

@@ -128,7 +128,8 @@ export class PrimaryElection {
     const s = await this.snapshot();
     const { self } = this.deps;
     if (s.primary === self) {
-      if (this.router === 'secondary') await this.takeover(signal);
+      // From `takeover` too: a takeover that failed half-way (duties did not start) is retried.
+      if (this.router === 'secondary' || this.router === 'takeover') await this.takeover(signal);
       return;
     }
     if (this.router === 'primary' || this.router === 'takeover') {
