@@ -25,6 +25,9 @@ export interface KeepaliveDeps {
   logExtras?: () => Record<string, unknown>;
 }
 
+/** Bound of the figures of the very first keepalive, ms. */
+const FIRST_FIGURES_DEADLINE_MS = 200;
+
 /** Daemon states a keepalive leaves alone: the supervisor owns shutdown and stop. */
 const KEEP_STATES = new Set(['run', 'shutdown', 'stop']);
 
@@ -100,7 +103,9 @@ export class KeepaliveLoop {
   /** One keepalive. Resolves true when it was written. Never rejects (except on abort). */
   async tick(signal?: AbortSignal): Promise<boolean> {
     const { settings, clock } = this.deps;
-    const figures = await this.deps.figures.gather(settings.figuresDeadlineMs, signal);
+    // The first keepalive (daemon state → run) does not wait for peers that are still starting.
+    const deadline = this.lastWrittenMs === 0 ? Math.min(settings.figuresDeadlineMs, FIRST_FIGURES_DEADLINE_MS) : settings.figuresDeadlineMs;
+    const figures = await this.deps.figures.gather(deadline, signal);
     const nowMs = clock.now();
     try {
       // Until the watch has delivered, read the state: a keepalive must never overwrite the
