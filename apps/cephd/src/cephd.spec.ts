@@ -4,7 +4,7 @@ import { FakeExec, rejectionOf, silentLogger, VirtualClock } from '@pvc/runtime'
 import { FakeZkServer } from '@pvc/zk/testing';
 import type { ZkClient } from '@pvc/zk';
 import { Cephd, StorageDisabledError } from './cephd.js';
-import { PrimaryRole } from './primary-role.js';
+import { PrimaryRole } from '@pvc/rpc';
 
 function cephd(opts: { enabled: boolean; zk?: ZkClient; exec?: FakeExec }): Cephd {
   const logger = silentLogger();

@@ -7,7 +7,7 @@ import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
 import type { ZkClient } from '@pvc/zk';
 import { flushLocks, type FlushResult } from './lock-flush.js';
 import { countLocalOsds } from './osd-count.js';
-import type { PrimaryRole } from './primary-role.js';
+import type { PrimaryRole } from '@pvc/rpc';
 
 /** FlushLocks on a node whose config has `functions.enable_storage: false`. */
 export class StorageDisabledError extends PvcError {

@@ -8,7 +8,7 @@ import { RealZkClient } from '@pvc/zk';
 import { Cephd } from './cephd.js';
 import { cephdPrimaryDuties } from './duties.js';
 import { RBD_COMMAND_TIMEOUT_MS } from './lock-flush.js';
-import { PrimaryRole } from './primary-role.js';
+import { PrimaryRole } from '@pvc/rpc';
 
 /** Zookeeper read deadline behind GetStorageStats (keepaliled calls with about 1 s). */
 const ZK_READ_TIMEOUT_MS = 800;

@@ -4,7 +4,7 @@
  * Planned (pvc-inventory §3.1/§4.2/§8), each a {@link PrimaryDuty} added here by the storage issue:
  * Ceph status/health/util writes, pool stats and OSD stats writes at every keepalive.
  */
-import type { PrimaryDuty } from './primary-role.js';
+import type { PrimaryDuty } from '@pvc/rpc';
 
 /** Builds cephd's duty list (empty for now). */
 export function cephdPrimaryDuties(): PrimaryDuty[] {

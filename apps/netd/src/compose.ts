@@ -10,7 +10,7 @@ import { createSysfsNet } from './host/sysnet.js';
 import { Netd } from './netd.js';
 import { NetworkCounter } from './network-count.js';
 import { configuredDevices, NetStatsSampler } from './netstats.js';
-import { PrimaryRole } from './primary-role.js';
+import { PrimaryRole } from '@pvc/rpc';
 
 /** Builds the real netd and hands it to `publish` (the gRPC handlers), then runs it. */
 export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void): Promise<void> {

@@ -5,7 +5,7 @@
  * upstream floating IP, cluster and storage floating IPs, metadata IP on lo, managed-network
  * gateway IPs, metadata API, dnsmasq per managed network, DNS aggregator.
  */
-import type { PrimaryDuty } from './primary-role.js';
+import type { PrimaryDuty } from '@pvc/rpc';
 
 /** Builds netd's duty list (empty for now). */
 export function netdPrimaryDuties(): PrimaryDuty[] {

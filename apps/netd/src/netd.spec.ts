@@ -6,7 +6,7 @@ import { FakeSysNet } from './host/fake-sysnet.js';
 import { Netd } from './netd.js';
 import { NetworkCounter } from './network-count.js';
 import { NetStatsSampler } from './netstats.js';
-import { PrimaryRole, type PrimaryDuty } from './primary-role.js';
+import { PrimaryRole, type PrimaryDuty } from '@pvc/rpc';
 
 test('netd answers stats as JSON text with the network count, and drops the primary role at shutdown', async () => {
   const clock = new VirtualClock(1_700_000_000_000);

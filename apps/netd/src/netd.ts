@@ -6,7 +6,7 @@
 import type { Logger } from '@pvc/runtime';
 import type { NetworkCounter } from './network-count.js';
 import type { NetStatsSampler } from './netstats.js';
-import type { PrimaryRole } from './primary-role.js';
+import type { PrimaryRole } from '@pvc/rpc';
 
 /** What keepaliled gets for `network_stats` and `networkscount`. */
 export interface NetworkStatsAnswer {

@@ -8,3 +8,4 @@ export * from './server.js';
 export * from './service-main.js';
 export * from './services.js';
 export * from './apis.js';
+export * from './primary-role.js';

@@ -1,9 +1,7 @@
 /**
  * The primary-coordinator role of a local service: a small state machine that starts and stops the
  * service's primary-only duties when keepaliled calls PrimaryRoleService.SetPrimary.
- *
- * NOTE: an identical copy lives in apps/netd/src/primary-role.ts (apps may not import apps and
- * this issue may not add a lib). Keep the two in step until it moves to a shared lib.
+ * Shared by netd and cephd (both serve PrimaryRoleService).
  */
 import { describeError, PvcError, type Logger } from '@pvc/runtime';
 
