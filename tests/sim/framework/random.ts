@@ -13,16 +13,16 @@ export function prng(seed: number): () => number {
   };
 }
 
-const HEAL_S = 70;
-const READY_S = 110;
-const END_S = 130;
+const HEAL_S = 60;
+const READY_S = 85;
+const END_S = 100;
 
 function ev(atS: number, verb: string, ...args: string[]): SimEvent {
   const atMs = Math.round(atS * 10) * 100;
   return { atMs, verb, args, line: `${(atMs / 1000).toFixed(1)} ${verb} ${args.join(' ')}` };
 }
 
-/** A random cluster configuration and fault schedule, healed at 70 s and readied at 110 s. */
+/** A random cluster configuration and fault schedule, healed at 60 s and readied at 85 s. */
 export function randomSchedule(seed: number): { spec: ClusterSpec; events: SimEvent[] } {
   const r = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
@@ -39,7 +39,7 @@ export function randomSchedule(seed: number): { spec: ClusterSpec; events: SimEv
   const events: SimEvent[] = [];
   const faults = 1 + Math.floor(r() * 4);
   for (let i = 0; i < faults; i++) {
-    const at = span(8, 50);
+    const at = span(8, 45);
     const node = pick(nodes);
     const kind = pick(['power', 'power', 'network', 'network', 'ipmi', 'zk-expire', 'zk'] as const);
     if (kind === 'power') events.push(ev(at, 'power', node, 'off'), ev(Math.min(HEAL_S, at + span(5, 30)), 'power', node, 'on'));
