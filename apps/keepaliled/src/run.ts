@@ -8,6 +8,9 @@ import { createSelfReset } from './host/self-reset.js';
 import { Keepalived } from './service.js';
 import { createHealthMonitor } from './health/index.js';
 
+/** keepaliled's ZK session timeout; a cut-off primary drops its duties when it expires locally. */
+const ZK_SESSION_TIMEOUT_MS = 10_000;
+
 /**
  * Builds the real ports and runs keepaliled until shutdown. `onReady` receives the service so the
  * gRPC handlers can report its state.
@@ -30,7 +33,7 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
     });
     const service = new Keepalived({
       config, zk, clock: realClock, logger, peers, host: procHostStats, health,
-      ipmi: createIpmitoolIpmi(exec), reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
+      ipmi: createIpmitoolIpmi(exec), zkSessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
     });
     onReady(service);
     await service.run(shutdown.signal);

@@ -34,6 +34,8 @@ export interface KeepalivedDeps {
   health?: HealthPort;
   /** Receives every event (the simulator's log); events are logged either way. */
   events?: EventSink;
+  /** The ZK session timeout this node's client uses (default 10 s): a cut-off primary drops its duties after it. */
+  zkSessionTimeoutMs?: number;
   /** Staleness check period of the fence monitor (default min(interval, 1 s)). */
   fenceCheckEveryMs?: number;
 }
@@ -93,6 +95,7 @@ export class Keepalived {
     this.election = new PrimaryElection({
       self: config.node, coordinators: config.cluster.coordinators, zk, clock, logger: logger.child({ component: 'primary' }),
       events: this.emit, peers, mayContend: () => this.keepalive.currentDaemonState === 'run',
+      silentForMs: (n) => this.liveness?.silentForMs(n), deadPrimaryGraceMs: (deps.zkSessionTimeoutMs ?? 10_000) + intervalMs,
       primaryKeys: () => this.primaryKeys(),
     });
   }

@@ -97,7 +97,10 @@ export class SimCluster {
       if (b === 'off') node(a).powerOff('event');
       else node(a).powerOn('event');
     } else if (e.verb === 'network') node(a).setNetwork(b === 'on');
-    else if (e.verb === 'ipmi') node(a).ipmiReachable = b === 'reachable';
+    else if (e.verb === 'ipmi') {
+      node(a).ipmiReachable = b !== 'unreachable';
+      node(a).ipmiRefusing = b === 'refusing';
+    }
     else if (e.verb === 'ipmi-latency') node(a).ipmiLatencyMs = Number(b) * 1000;
     else if (e.verb === 'zk-expire') {
       const zk = node(a).zk;

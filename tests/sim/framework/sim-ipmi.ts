@@ -5,6 +5,8 @@ import { IpmiError, type Ipmi, type IpmiCallOptions, type IpmiTarget, type Power
 export interface BmcHost {
   readonly powered: boolean;
   ipmiReachable: boolean;
+  /** The BMC answers but refuses our credentials (IPMI_AUTH, at once). */
+  ipmiRefusing: boolean;
   /** Extra latency of every call to this BMC, ms. */
   ipmiLatencyMs: number;
   powerOff(why: string): void;
@@ -30,6 +32,7 @@ export class SimIpmi implements Ipmi {
       throw new IpmiError('IPMI_UNREACHABLE', target.host, op, `no answer within ${timeoutMs} ms`);
     }
     await this.clock.sleep(Math.min(timeoutMs, this.baseLatencyMs + host.ipmiLatencyMs), opts?.signal);
+    if (host.ipmiRefusing) throw new IpmiError('IPMI_AUTH', target.host, op, 'the BMC refused the credentials');
     return host;
   }
 

@@ -56,6 +56,7 @@ export class SimNode implements BmcHost, SimHypervisor {
   powered = false;
   network = true;
   ipmiReachable = true;
+  ipmiRefusing = false;
   ipmiLatencyMs = 0;
   duties = false;
   /** Clock ms of this node's last successful keepalive (the truth, for the invariants). */
@@ -112,30 +113,23 @@ export class SimNode implements BmcHost, SimHypervisor {
   setNetwork(on: boolean): void {
     this.network = on;
     if (!this.zk) return;
-    if (on) this.env.server.reconnect(this.zk);
-    else {
-      const zk = this.zk;
-      this.env.server.disconnect(zk);
-      // A session still being attached cannot be cut yet: cut it again once it is.
-      void this.env.clock.sleep(0).then(() => {
-        if (!this.network && this.zk === zk) this.env.server.disconnect(zk);
-      });
-    }
+    if (on) this.env.server.heal(this.zk);
+    else this.env.server.partition(this.zk);
   }
 
   private async boot(signal: AbortSignal): Promise<void> {
     try {
-      // A node without network cannot reach ZK: its session starts once the network is back.
-      while (!this.network) await this.env.clock.sleep(250, signal);
       const zk = this.env.server.client({ sessionTimeoutMs: SESSION_TIMEOUT_MS, localExpiry: true, opTimeoutMs: 2_000 });
       this.zk = zk;
+      // A node without network cannot reach ZK: its session connects once the network is back.
+      if (!this.network) this.env.server.partition(zk);
       await this.register(zk, signal);
       const vmd = new SimVmd({ node: this.name, zk, clock: this.env.clock, hv: this });
       this.vmd = vmd;
       const k = new Keepalived({
         config: this.config, zk, clock: this.env.clock, logger: this.env.logger.child({ node: this.name }),
         peers: this.peers(), host: { memory: () => Promise.resolve(this.memory()), load1: () => Promise.resolve(0.1) },
-        ipmi: this.env.ipmi, reset: { reset: (reason) => this.selfReset(reason) },
+        ipmi: this.env.ipmi, reset: { reset: (reason) => this.selfReset(reason) }, zkSessionTimeoutMs: SESSION_TIMEOUT_MS,
         // A powered-off node's code may still unwind (step-down attempts that fail): not events.
         events: (e) => signal.aborted || this.env.event(e),
       });

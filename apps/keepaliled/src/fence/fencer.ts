@@ -124,7 +124,7 @@ export class Fencer {
   /** Primary hand-off, then the configured action (migrate or none). */
   private async afterFence(rec: NodeRecord, result: { outcome: 'success' | 'failed' }, prevDomainState: string, signal: AbortSignal): Promise<void> {
     const { zk, events, self, settings } = this.deps;
-    await this.releasePrimary(rec, signal);
+    await this.releasePrimary(rec, result.outcome === 'success', signal);
     let action = result.outcome === 'success' ? settings.successfulFence : settings.failedFence;
     if (action === 'migrate' && result.outcome === 'failed') action = await this.awaitSuicide(rec.name, signal);
     const k = paths.node(rec.name);
@@ -139,12 +139,16 @@ export class Fencer {
     events({ kind: 'recovery-done', node: rec.name, fencer: self, recovered, left });
   }
 
-  /** A fenced coordinator is no longer primary: `routerstate=secondary`, `primary_node=none`. */
-  private async releasePrimary(rec: NodeRecord, signal: AbortSignal): Promise<void> {
+  /**
+   * A dead coordinator is no longer primary: `primary_node=none` (another takes over). Its
+   * `routerstate` becomes `secondary` only when it is confirmed off; after a failed fence it keeps
+   * what it said, so a takeover waits until a cut-off primary must have dropped its duties.
+   */
+  private async releasePrimary(rec: NodeRecord, confirmedOff: boolean, signal: AbortSignal): Promise<void> {
     if (rec.daemonMode !== 'coordinator') return;
-    const pairs: WritePair[] = [[paths.node(rec.name).routerState, 'secondary']];
+    const pairs: WritePair[] = confirmedOff ? [[paths.node(rec.name).routerState, 'secondary']] : [];
     if ((await this.deps.zk.read(paths.config.primaryNode)) === rec.name) pairs.push([paths.config.primaryNode, 'none']);
-    await this.deps.zk.write(pairs, { conflictRetries: 3, signal });
+    if (pairs.length > 0) await this.deps.zk.write(pairs, { conflictRetries: 3, signal });
   }
 
   /**

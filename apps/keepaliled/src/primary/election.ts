@@ -16,11 +16,21 @@ export interface ElectionDeps {
   primaryKeys: () => [string, string][];
   /** Whether this node may contend (its daemon state is `run`). */
   mayContend: () => boolean;
+  /** How long we have not seen a node's keepalive change (the liveness tracker). */
+  silentForMs?: (node: string) => number | undefined;
+  /**
+   * How long a cut-off primary may keep its duties before its own session expires and it drops
+   * them (its ZK session timeout plus a margin). A takeover from an old primary that was declared
+   * dead but not confirmed off waits until that much time has passed since it was last seen.
+   */
+  deadPrimaryGraceMs?: number;
 }
 
 interface Snapshot {
   primary: string;
   version: number;
+  /** Our own routerstate as ZK has it. */
+  mine: string;
   others: Map<string, { router: string; daemon: string }>;
 }
 
@@ -114,19 +124,24 @@ export class PrimaryElection {
       if (isZkError(err, 'NO_NODE')) return { data: 'none', stat: { version: -1 } };
       throw err;
     });
+    const mine = (await zk.read(paths.node(self).routerState)) ?? '';
     const others = new Map<string, { router: string; daemon: string }>();
     for (const c of coordinators) {
       if (c === self) continue;
       const [router, daemon] = await Promise.all([zk.read(paths.node(c).routerState), zk.read(paths.node(c).daemonState)]);
       others.set(c, { router: router ?? '', daemon: daemon ?? '' });
     }
-    return { primary: p.data.trim(), version: p.stat.version, others };
+    return { primary: p.data.trim(), version: p.stat.version, mine, others };
   }
 
   private async reconcile(signal: AbortSignal): Promise<void> {
     if (this.deps.zk.state !== 'connected' || this.stopping) return;
     const s = await this.snapshot();
     const { self } = this.deps;
+    if (s.mine !== this.router && (this.router === 'secondary' || this.router === 'primary')) {
+      // E.g. we dropped our duties while cut off and ZK still says primary: put it right.
+      await this.deps.zk.write([[paths.node(self).routerState, this.router]]);
+    }
     if (s.primary === self) {
       // From `takeover` too: a takeover that failed half-way (duties did not start) is retried.
       if (this.router === 'secondary' || this.router === 'takeover') await this.takeover(signal);
@@ -164,9 +179,15 @@ export class PrimaryElection {
     this.markDirty();
   }
 
+  /**
+   * Coordinators whose duties may still be on: router primary/relinquish/takeover, unless fenced
+   * (confirmed off) or stopped — or dead and silent for longer than it can keep its duties.
+   */
   private busyOthers(s: Snapshot): string[] {
+    const grace = this.deps.deadPrimaryGraceMs ?? 0;
     return [...s.others.entries()]
-      .filter(([, o]) => ['primary', 'relinquish', 'takeover'].includes(o.router) && !['dead', 'fenced', 'stop'].includes(o.daemon))
+      .filter(([, o]) => ['primary', 'relinquish', 'takeover'].includes(o.router) && !['fenced', 'stop'].includes(o.daemon))
+      .filter(([name, o]) => o.daemon !== 'dead' || (this.deps.silentForMs?.(name) ?? Infinity) < grace)
       .map(([name]) => name);
   }
 
@@ -178,7 +199,7 @@ export class PrimaryElection {
       const busy = this.busyOthers(s);
       if (busy.length === 0) break;
       this.deps.logger.info({ waitingFor: busy }, 'takeover waits for the old primary to stop its duties');
-      await this.waitDirty(signal);
+      await this.waitDirty(signal, 500);
     }
     await this.deps.peers.setPrimaryDuties(true, 'takeover', { deadlineMs: 30_000, signal });
     this.deps.events({ kind: 'primary-duties', node: this.deps.self, on: true, reason: 'takeover' });
@@ -187,8 +208,15 @@ export class PrimaryElection {
     await this.setRouter('primary', 'takeover complete');
   }
 
-  private async waitDirty(signal: AbortSignal): Promise<void> {
-    if (!this.dirty) await this.sleepUntilDirty(signal);
+  /** Waits for a change, or at most `maxMs` (time alone can end a wait, e.g. a dead primary's grace). */
+  private async waitDirty(signal: AbortSignal, maxMs: number): Promise<void> {
+    if (!this.dirty) {
+      const timer = new AbortController();
+      const both = AbortSignal.any([signal, timer.signal]);
+      void this.deps.clock.sleep(maxMs, both).then(() => this.wake?.(), () => undefined);
+      await this.sleepUntilDirty(both);
+      timer.abort();
+    }
     this.dirty = false;
     if (signal.aborted) throw new AbortedError('takeover', signal.reason);
   }

@@ -35,6 +35,23 @@ describe('FakeZkServer in virtual time', () => {
     assert.deepEqual(events, ['suspended@0', 'expired@10000:no', 'connected@10000:true']);
   });
 
+  it('partition(): a client cut off stays cut off across a new session, until heal()', async () => {
+    const { clock, server, a, b } = await setup();
+    server.partition(a);
+    assert.equal(a.state, 'suspended');
+    await clock.advance(10_000);
+    assert.notEqual(a.state, 'connected', 'the new session after the local expiry must not connect while partitioned');
+    const write = assert.rejects(a.set('/x', '1', { timeoutMs: 500 }));
+    await clock.advance(5_000);
+    await write;
+    assert.notEqual(a.state, 'connected');
+    server.heal(a);
+    await clock.advance(0);
+    assert.equal(a.state, 'connected');
+    await a.create('/after-heal', 'y');
+    assert.equal(await b.read('/after-heal'), 'y');
+  });
+
   it('a short partition keeps the session; the watch gets the value written meanwhile', async () => {
     const { clock, server, a, b } = await setup();
     await b.create('/k', '1');

@@ -33,7 +33,8 @@ export type SessionRef = string | ZkClient;
  * per session, one-shot watches re-armed by the core, session expiry. Time comes from the given
  * Clock, so it runs in virtual time.
  *
- * Knobs: {@link failNextWrite}, {@link disconnect}/{@link reconnect} (a partition: the server
+ * Knobs: {@link failNextWrite}, {@link partition}/{@link heal} (a client cut off the network),
+ * {@link disconnect}/{@link reconnect} (one session's connection drops: the server
  * expires the session after its timeout, the client's local expiry fires too),
  * {@link expireSession} (at once), {@link stop}/{@link start} (server down: nothing expires while
  * it is down, like a real restart).
@@ -48,6 +49,10 @@ export class FakeZkServer implements FakeServerPort {
   private readonly failures: { code: ZkErrorCode; applied: boolean }[] = [];
   private counter = 0;
   private up = true;
+  /** Each client's identity token (sessions are opened inside the client's constructor). */
+  private readonly tokens = new WeakMap<ZkClient, object>();
+  private readonly partitioned = new WeakSet<object>();
+  private readonly owners = new Map<string, object>();
 
   constructor(private readonly opts: { clock: Clock }) {
     this.tree = new FakeTree(opts.clock);
@@ -63,16 +68,42 @@ export class FakeZkServer implements FakeServerPort {
   /** Creates a client without waiting for its session (state `connecting` until connected). */
   client(opts: FakeConnectOptions = {}): ZkClient {
     const timeoutMs = opts.sessionTimeoutMs ?? 10_000;
-    return new ZkClientCore(
+    const token = {};
+    const client: ZkClient = new ZkClientCore(
       (listener) => {
         const id = (0xfa4e_0000_0000_0000n + BigInt(++this.counter)).toString(16).padStart(16, '0');
         const s = new FakeSession(id, timeoutMs, this, listener);
         this.sessions.set(id, s);
+        this.owners.set(id, token);
         queueMicrotask(() => this.attach(s));
         return s;
       },
       { clock: this.opts.clock, logger: opts.logger, opTimeoutMs: opts.opTimeoutMs, localExpiry: opts.localExpiry },
     );
+    this.tokens.set(client, token);
+    return client;
+  }
+
+  /**
+   * Cuts a client off the network: its session is disconnected (and expires after its timeout)
+   * and no session of this client, old or new, can connect until {@link heal}. Unlike
+   * {@link disconnect}, a client that gives up its session and opens a new one stays cut off.
+   */
+  partition(client: ZkClient): void {
+    const token = this.tokens.get(client);
+    if (token) this.partitioned.add(token);
+    this.disconnect(client);
+  }
+
+  /** Ends a {@link partition}: the client's live sessions reconnect. */
+  heal(client: ZkClient): void {
+    const token = this.tokens.get(client);
+    if (!token) return;
+    this.partitioned.delete(token);
+    for (const [id, owner] of this.owners) {
+      const s = this.sessions.get(id);
+      if (owner === token && s) this.attach(s);
+    }
   }
 
   /** The next `count` writes fail with `code` (CONNECTION_LOSS by default). */
@@ -151,6 +182,7 @@ export class FakeZkServer implements FakeServerPort {
   abandoned(s: FakeSession): void {
     if (!s.alive) {
       this.sessions.delete(s.sessionId);
+      this.owners.delete(s.sessionId);
       return;
     }
     // The client dropped the handle; the server only learns when the session times out.
@@ -164,6 +196,8 @@ export class FakeZkServer implements FakeServerPort {
 
   private attach(s: FakeSession): void {
     if (!this.up || s.abandonedByClient || s.connected) return;
+    const owner = this.owners.get(s.sessionId);
+    if (owner !== undefined && this.partitioned.has(owner)) return;
     if (!s.alive) {
       s.listener.expired('the server reported the session expired');
       return;
@@ -182,7 +216,10 @@ export class FakeZkServer implements FakeServerPort {
       const applied = this.tree.apply(eph.map((path) => ({ type: 'delete' as const, path })), s.sessionId);
       this.dispatch(applied.events);
     }
-    if (s.abandonedByClient) this.sessions.delete(s.sessionId);
+    if (s.abandonedByClient) {
+      this.sessions.delete(s.sessionId);
+      this.owners.delete(s.sessionId);
+    }
   }
 
   private armExpiry(s: FakeSession): void {
