@@ -7,6 +7,7 @@ import type { DataSnapshot, ZkOp, ZkOpResult, ZkStat } from '../types.js';
 import { runMulti } from './multi.js';
 import { toZkError } from './errors-map.js';
 import { toStat } from './stat.js';
+import { watchReadTimeout } from './read-timeout.js';
 
 /** Connection parameters of one real session. */
 export interface NodeSessionOptions {
@@ -42,6 +43,7 @@ export class NodeSession implements SessionHandle {
   private readonly pending = new Set<(err: ZkError) => void>();
   private dead = false;
   private connectedOnce = false;
+  private readonly stopReadTimeout: () => void;
 
   constructor(
     private readonly opts: NodeSessionOptions,
@@ -53,6 +55,7 @@ export class NodeSession implements SessionHandle {
       retries: 0,
     });
     this.client.on('state', (state) => this.onState(state));
+    this.stopReadTimeout = watchReadTimeout(this.client, opts.clock, () => !this.dead && this.client.getState() === zookeeper.State.SYNC_CONNECTED);
     this.client.connect();
   }
 
@@ -120,6 +123,7 @@ export class NodeSession implements SessionHandle {
   }
 
   async close(): Promise<void> {
+    this.stopReadTimeout();
     if (this.dead) return;
     if (this.client.getState() !== zookeeper.State.SYNC_CONNECTED) {
       this.abandon();
@@ -135,6 +139,7 @@ export class NodeSession implements SessionHandle {
   }
 
   abandon(): void {
+    this.stopReadTimeout();
     if (this.dead) return;
     this.dead = true;
     this.rejectPending('SESSION_EXPIRED');
@@ -159,6 +164,7 @@ export class NodeSession implements SessionHandle {
       this.listener.disconnected();
     } else if (state === S.EXPIRED) {
       this.dead = true;
+      this.stopReadTimeout();
       this.rejectPending('SESSION_EXPIRED');
       this.listener.expired('the server reported the session expired');
     } else if (state === S.AUTH_FAILED) {
