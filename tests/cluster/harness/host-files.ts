@@ -16,10 +16,30 @@ function servicesDir(host: HostPlan): string {
   return join(host.dirs.root, 'services');
 }
 
-/** The "<dir>:<target>" bind mounts host-init.sh sets up inside the host's mount namespace. */
+/** The host's own /etc/hosts: the file bind-mounted over /etc/hosts inside its mount namespace. */
+export function etcHostsPath(host: HostPlan): string {
+  return join(host.dirs.root, 'etc-hosts');
+}
+
+/**
+ * /etc/hosts of every host: each host name (hv1…hvN) → its cluster address. The node config needs
+ * short host names (coordinators, libvirt) and the cluster has no DNS.
+ */
+export function etcHosts(plan: ClusterPlan): string {
+  return [
+    '# Written by tests/cluster/harness: the cluster hosts on the cluster network.',
+    '127.0.0.1 localhost',
+    '::1 localhost ip6-localhost ip6-loopback',
+    ...plan.hosts.map((h) => `${h.ips.cluster} ${h.name}`),
+    '',
+  ].join('\n');
+}
+
+/** The "<source> <target>" bind mounts host-init.sh sets up inside the host's mount namespace. */
 function mountsFile(host: HostPlan): string {
   const d = host.dirs;
   return [
+    `${etcHostsPath(host)} /etc/hosts`,
     `${d.runLibvirt} /run/libvirt`,
     `${d.varLibLibvirt} /var/lib/libvirt`,
     `${d.varLogLibvirt} /var/log/libvirt`,
@@ -96,6 +116,7 @@ export async function prepareHostFiles(plan: ClusterPlan, host: HostPlan, exec: 
     PVC_IPMI_PORT: String(IPMI_PORT),
   };
   await writeFile(join(root, 'host.env'), Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''));
+  await writeFile(etcHostsPath(host), etcHosts(plan));
   await writeFile(join(root, 'mounts'), mountsFile(host));
   await writeLibvirtFiles(host, exec);
   if (host.coordinator) await writeZkFiles(plan, host);

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeCommand } from '@pvc/runtime';
 import type { Exec, ExecOptions, ExecResult } from '@pvc/runtime';
@@ -29,19 +29,42 @@ export async function waitForLibvirtd(exec: Exec, host: HostPlan, timeoutMs: num
 
 type HostExec = ClusterHost['exec'];
 
-/** startService/stopService of one host: scripts in <hostdir>/services, started like at boot. */
-function serviceControl(host: HostPlan, hostExec: HostExec, isOn: () => Promise<boolean>): Pick<ClusterHost, 'startService' | 'stopService'> {
+/** SIGKILLs a service's recorded (namespace-local) pid and waits until it is gone (≤ 10 s). */
+const KILL_AND_WAIT = 'kill -KILL "$1" 2>/dev/null || exit 0; for i in $(seq 1 200); do kill -0 "$1" 2>/dev/null || exit 0; sleep 0.05; done; exit 1';
+
+/** startService/stopService/restartService of one host: scripts in <hostdir>/services, started like at boot. */
+function serviceControl(
+  host: HostPlan,
+  hostExec: HostExec,
+  isOn: () => Promise<boolean>,
+): Pick<ClusterHost, 'startService' | 'stopService' | 'restartService'> {
+  const pidOf = async (name: string): Promise<string> =>
+    (await readFile(join(host.dirs.root, 'run', 'svc', `${name}.pid`), 'utf8').catch(() => '')).trim();
+  const launch = async (name: string, file: string): Promise<void> => {
+    const log = join(host.dirs.log, `${name}.log`);
+    const r = await hostExec('bash', ['-c', 'setsid -f bash "$1" </dev/null >>"$2" 2>&1', 'start', file, log]);
+    if (r.exitCode !== 0) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: cannot start ${name}: ${r.stderr.trim()}`);
+  };
   return {
     async startService(spec: ServiceSpec) {
       const file = await writeService(host, USER_SERVICE_ORDER, spec);
-      const log = join(host.dirs.log, `${spec.name}.log`);
-      const r = await hostExec('bash', ['-c', 'setsid -f bash "$1" </dev/null >>"$2" 2>&1', 'start', file, log]);
-      if (r.exitCode !== 0) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: cannot start ${spec.name}: ${r.stderr.trim()}`);
+      await launch(spec.name, file);
       if (spec.onBoot === false) await removeService(host, spec.name);
+    },
+    async restartService(name: string) {
+      const dir = join(host.dirs.root, 'services');
+      const file = (await readdir(dir).catch(() => [] as string[])).find((f) => f.replace(/^\d\d-/, '') === `${name}.sh`);
+      if (!file) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: no service "${name}" to restart`);
+      const pid = await pidOf(name);
+      if (pid) {
+        const r = await hostExec('bash', ['-c', KILL_AND_WAIT, 'kill', pid]);
+        if (r.exitCode !== 0) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: ${name} (pid ${pid}) survived SIGKILL`);
+      }
+      await launch(name, join(dir, file));
     },
     async stopService(name: string) {
       await removeService(host, name);
-      const pid = (await readFile(join(host.dirs.root, 'run', 'svc', `${name}.pid`), 'utf8').catch(() => '')).trim();
+      const pid = await pidOf(name);
       if (pid && (await isOn())) await hostExec('kill', ['-TERM', pid]);
     },
   };

@@ -97,6 +97,8 @@ export interface ClusterHost {
   startService(spec: ServiceSpec): Promise<void>;
   /** Stops a service (SIGTERM) and forgets it for later boots. */
   stopService(name: string): Promise<void>;
+  /** Kills a running service (SIGKILL, like a crash) and starts it again now; still started at boot. */
+  restartService(name: string): Promise<void>;
   /** Resolves once libvirtd on this host answers over TCP. */
   waitForLibvirt(timeoutMs?: number): Promise<void>;
 }

@@ -6,7 +6,12 @@ import { ZK_CONF_DIR } from './prereqs.js';
 import { waitFor } from './run.js';
 import type { ZkEnsemble, ZkServerStatus } from './types.js';
 
-/** zoo.cfg of one coordinator: client port on its cluster address, quorum ports 2888/3888. */
+/**
+ * zoo.cfg of one coordinator: quorum ports 2888/3888 on its cluster address; the client port on
+ * every address of the host's own network namespace (loopback and its four private 10.200.x
+ * addresses, nothing else exists there), so the node's supervisor finds its local server with the
+ * `ruok` probe on 127.0.0.1 like on a real node; other hosts reach it on the cluster address.
+ */
 export function zooCfg(plan: ClusterPlan, host: HostPlan): string {
   const coords = plan.hosts.filter((h) => h.coordinator);
   const lines = [
@@ -16,7 +21,7 @@ export function zooCfg(plan: ClusterPlan, host: HostPlan): string {
     'syncLimit=5',
     `dataDir=${join(host.dirs.zk, 'data')}`,
     `clientPort=${ZK_CLIENT_PORT}`,
-    `clientPortAddress=${host.ips.cluster}`,
+    'clientPortAddress=0.0.0.0',
     'maxClientCnxns=0',
     '4lw.commands.whitelist=*',
     'admin.enableServer=false',

@@ -8,8 +8,8 @@
 #
 # Contract:
 #  - bind-mounts the host's own directories over the libvirt paths listed in <hostdir>/mounts
-#    ("<source> <target>" per line); the mounts live only in this mount namespace and vanish
-#    with it, so power-off needs no unmount;
+#    ("<source> <target>" per line; a file source, like the host's /etc/hosts, over a file); the
+#    mounts live only in this mount namespace and vanish with it, so power-off needs no unmount;
 #  - sets the host name;
 #  - writes <hostdir>/run/ready when done;
 #  - then only reaps orphans (bash's SIGCHLD handler reaps every child, adopted ones too).
@@ -23,7 +23,11 @@ HOSTDIR="$1"
 hostname "$PVC_HOSTNAME"
 while read -r src dst; do
   [ -n "$src" ] || continue
-  mkdir -p "$src" "$dst"
+  if [ -f "$src" ]; then
+    [ -e "$dst" ] || : >"$dst"
+  else
+    mkdir -p "$src" "$dst"
+  fi
   mount --bind "$src" "$dst"
 done <"$HOSTDIR/mounts"
 
