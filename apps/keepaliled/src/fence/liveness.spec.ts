@@ -141,3 +141,15 @@ test('observe(): a re-read of the same version keeps the old sighting; a new ver
   t.observe('hv1', fresh.stat.version, fresh.data);
   assert.equal(t.silentForMs('hv1'), 0);
 });
+
+test('an unknown daemon or domain state is logged once with its key, kept raw, and matches no rule', async () => {
+  const { clock, t, writer, log } = await rig();
+  await writer.write([[paths.node('hv1').daemonState, 'zombie'], [paths.node('hv1').domainState, 'half-flushed']]);
+  await clock.advance(0);
+  await writer.write([[paths.node('hv1').daemonState, 'zombie2']]);
+  await clock.advance(0);
+  const warned = log.lines.filter((l) => /unknown state value/.test(l.msg)).map((l) => l['key']);
+  assert.deepEqual(warned.sort(), [paths.node('hv1').daemonState, paths.node('hv1').domainState].sort());
+  assert.deepEqual(t.nodes().find((n) => n.name === 'hv1'), { name: 'hv1', daemonState: 'zombie2', domainState: 'half-flushed' });
+  t.stop();
+});

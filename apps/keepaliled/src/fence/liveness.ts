@@ -1,5 +1,6 @@
 import type { Clock, Logger } from '@pvc/runtime';
 import { paths, type Unsubscribe, type ZkClient } from '@pvc/zk';
+import { parseDaemonState, parseDomainState } from '../model.js';
 
 /** What this observer knows of one node's heartbeat. */
 export interface Sighting {
@@ -89,11 +90,23 @@ export class LivenessTracker {
           if (v === undefined) this.seen.delete(name);
           else this.observe(name, v.stat.version, v.data);
         }),
-        this.deps.zk.watchData(k.daemonState, (v) => void (state.daemon = v?.data ?? '')),
-        this.deps.zk.watchData(k.domainState, (v) => void (state.domain = v?.data ?? '')),
+        this.deps.zk.watchData(k.daemonState, (v) => void (state.daemon = this.checked(k.daemonState, v?.data, parseDaemonState))),
+        this.deps.zk.watchData(k.domainState, (v) => void (state.domain = this.checked(k.domainState, v?.data, parseDomainState))),
       ];
       this.watches.set(name, () => offs.forEach((off) => off()));
     }
+  }
+
+  /** Keeps the raw value; an unknown one is logged once with its key (and never matches a rule). */
+  private checked(key: string, raw: string | undefined, parse: (r: string) => unknown): string {
+    const value = raw ?? '';
+    if (value !== '' && parse(value) === undefined) {
+      if (!this.badValues.has(key)) {
+        this.badValues.add(key);
+        this.deps.logger.warn({ key, value: value.slice(0, 40) }, 'unknown state value in ZK; the node is not acted on until it is valid');
+      }
+    } else this.badValues.delete(key);
+    return value;
   }
 
   private parseEpoch(node: string, data: string): number | undefined {
