@@ -1,0 +1,163 @@
+/**
+ * Running the real PVC node services (supervisor → netd, vmd, cephd, keepaliled) on harness hosts:
+ * a per-host config, the Zookeeper tree a `pvc cluster init` would write (that command comes
+ * later), and the supervisor as a boot-time host service so it comes back after an IPMI power-on.
+ */
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeTestConfig, DELETE } from '@pvc/config/testing';
+import { baseKeys, paths, type ZkClient } from '@pvc/zk';
+import { shq } from './harness/configs.js';
+import { ipmitoolArgs, waitFor } from './harness/index.js';
+import type { Cluster, ClusterHost } from './harness/index.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
+/** Services the supervisor spawns (standalone mode), plus itself. */
+export const NODE_SERVICES = ['supervisor', 'netd', 'vmd', 'cephd', 'keepaliled'] as const;
+
+/** Fencing and timing settings of one test cluster. */
+export interface PvcNodeSettings {
+  keepaliveInterval: number;
+  fenceIntervals: number;
+  successfulFence?: 'migrate' | 'none';
+  /** Health plugin period, s (default 15, the original's). */
+  monitoringInterval?: number;
+  vmShutdownTimeout?: number;
+}
+
+/** Where one host's node services keep their files (inside the host's own directory). */
+export function pvcDirs(host: ClusterHost): { root: string; run: string; log: string; console: string; config: string } {
+  const root = join(host.dirs.root, 'pvc');
+  return { root, run: join(root, 'run'), log: join(root, 'log'), console: join(root, 'console'), config: join(root, 'pvcnoded.yaml') };
+}
+
+/**
+ * How to run the services: the built `dist` of every app (faster start, less memory) — required;
+ * `scripts/setup.sh` builds it. Throws naming what is missing.
+ */
+export function supervisorCommand(): { command: string; args: string[] } {
+  const missing = NODE_SERVICES.map((s) => join(ROOT, 'apps', s, 'dist', 'main.js')).filter((f) => !existsSync(f));
+  if (missing.length > 0) {
+    throw new Error(`the node services are not built (missing ${missing.join(', ')}): run \`npx tsc -b ${NODE_SERVICES.map((s) => `apps/${s}`).join(' ')}\` (scripts/setup.sh builds everything)`);
+  }
+  return { command: process.execPath, args: [join(ROOT, 'apps/supervisor/dist/main.js')] };
+}
+
+/** Source files newer than the newest file of an app's dist (a stale build runs old code): for a warning. */
+export function staleBuilds(): string[] {
+  const newest = (dir: string, ext: RegExp): number => {
+    let t = 0;
+    const walk = (d: string): void => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (ext.test(e.name) && !e.name.endsWith('.spec.ts')) t = Math.max(t, statSync(p).mtimeMs);
+      }
+    };
+    if (existsSync(dir)) walk(dir);
+    return t;
+  };
+  const pkgs = [...NODE_SERVICES.map((s) => `apps/${s}`), ...readdirSync(join(ROOT, 'libs')).map((l) => `libs/${l}`)];
+  return pkgs.filter((p) => newest(join(ROOT, p, 'src'), /\.ts$/) > newest(join(ROOT, p, 'dist'), /\.js$/) + 1000);
+}
+
+/** A script that resets this host through its own BMC: the suicide command (never sysrq on this machine). */
+function writeSuicideScript(host: ClusterHost): string {
+  const file = join(pvcDirs(host).root, 'suicide.sh');
+  writeFileSync(file, `#!/bin/sh\nexec ipmitool ${ipmitoolArgs(host.ipmi, ['chassis', 'power', 'reset']).map(shq).join(' ')}\n`, { mode: 0o700 });
+  chmodSync(file, 0o700);
+  return file;
+}
+
+/** Writes the node config of `host` (see the module doc) and returns its path. */
+export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSettings): string {
+  const d = pvcDirs(host);
+  for (const dir of [d.root, d.run, d.log, d.console]) mkdirSync(dir, { recursive: true });
+  const coordinators = cluster.hosts.filter((h) => h.coordinator).map((h) => h.name);
+  const pluginDir = join(ROOT, 'apps/keepaliled/dist/health/plugins');
+  const cfg = writeTestConfig(
+    d.root,
+    ['pvc.node', host.name],
+    ['pvc.functions.enable_networking', false], // host networking would touch the harness's interfaces
+    ['pvc.functions.enable_storage', false],
+    ['pvc.functions.enable_api', false],
+    ['pvc.coordinator', DELETE], // no coordinator databases (PostgreSQL) in the harness
+    ['pvc.cluster.coordinators', coordinators],
+    ['pvc.database.zookeeper.port', cluster.zk.servers[0]!.clientPort],
+    ['pvc.system.fencing.intervals.keepalive_interval', s.keepaliveInterval],
+    ['pvc.system.fencing.intervals.fence_intervals', s.fenceIntervals],
+    ['pvc.system.fencing.intervals.suicide_intervals', 0],
+    ['pvc.system.fencing.actions.successful_fence', s.successfulFence ?? 'migrate'],
+    ['pvc.system.fencing.actions.failed_fence', 'None'],
+    ['pvc.system.fencing.ipmi.host', host.ipmi.host],
+    ['pvc.system.fencing.ipmi.user', host.ipmi.user],
+    ['pvc.system.fencing.ipmi.pass', host.ipmi.pass],
+    ['pvc.system.fencing.ipmi.port', host.ipmi.port],
+    ['pvc.system.fencing.suicide_command', writeSuicideScript(host)],
+    ['pvc.system.migration.target_selector', 'mem'],
+    ['pvc.system.configuration.directories.plugin_directory', existsSync(pluginDir) ? pluginDir : join(ROOT, 'apps/keepaliled/src/health/plugins')],
+    ['pvc.system.configuration.directories.dynamic_directory', d.run],
+    ['pvc.system.configuration.directories.log_directory', d.log],
+    ['pvc.system.configuration.directories.console_log_directory', d.console],
+    ['pvc.system.configuration.logging.file_logging', true],
+    ['pvc.system.configuration.logging.stdout_logging', false],
+    ['pvc.system.configuration.logging.log_colours', false],
+    ['pvc.system.configuration.logging.log_keepalive_plugin_details', false],
+    ['pvc.system.configuration.monitoring_interval', s.monitoringInterval ?? 15],
+    ['pvc.system.configuration.hypervisor.domain_type', 'qemu'],
+    ['pvc.system.configuration.hypervisor.libvirt_uri', host.libvirtUri],
+    ['pvc.system.configuration.hypervisor.vm_shutdown_timeout', s.vmShutdownTimeout ?? 3],
+  );
+  chmodSync(cfg, 0o600);
+  return cfg;
+}
+
+/**
+ * Initialises the cluster's Zookeeper tree like `pvc cluster init` will: every base key, schema
+ * version 15, no primary, maintenance off, the `mem` target selector. Idempotent.
+ */
+export async function initZkTree(zk: ZkClient, opts: { schemaVersion?: number; selector?: string } = {}): Promise<void> {
+  for (const key of baseKeys()) await zk.ensurePath(key);
+  await zk.write([
+    [paths.schema.version, String(opts.schemaVersion ?? 15)],
+    [paths.config.primaryNode, 'none'],
+    [paths.config.maintenance, 'false'],
+    [paths.config.migrationTargetSelector, opts.selector ?? 'mem'],
+  ]);
+}
+
+/**
+ * Starts the supervisor (standalone: it spawns netd, vmd, cephd, keepaliled) on `host` now and at
+ * every power-on, like an enabled unit. `--external-services`: the harness runs Zookeeper and libvirtd.
+ */
+export async function startPvc(host: ClusterHost, configPath: string): Promise<void> {
+  const { command, args } = supervisorCommand();
+  await host.startService({
+    name: 'pvc',
+    command: 'bash',
+    args: ['-c', 'cd "$1" && shift && exec "$@"', 'pvc', ROOT, command, ...args, '--config', configPath, '--external-services', '--service-timeout', '30'],
+    onBoot: true,
+  });
+}
+
+/** Waits until every named node's daemon state is `run`. */
+export async function waitNodesRun(zk: ZkClient, names: readonly string[], timeoutMs: number): Promise<void> {
+  await waitFor(`daemonstate run on ${names.join(', ')}`, timeoutMs, async () => {
+    const states = await Promise.all(names.map(async (n) => `${n}=${(await zk.read(paths.node(n).daemonState)) ?? 'absent'}`));
+    if (states.every((s) => s.endsWith('=run'))) return true;
+    throw new Error(states.join(' '));
+  }, 200);
+}
+
+/** The elected primary (`/config/primary_node`), once there is one. */
+export async function waitPrimary(zk: ZkClient, timeoutMs: number): Promise<string> {
+  return waitFor('a primary node', timeoutMs, async () => {
+    const p = await zk.read(paths.config.primaryNode);
+    return p && p !== 'none' ? p : undefined;
+  }, 200);
+}
+
+/** Marks nodes `ready` (what `pvc node ready` does; the CLI command comes later): recovery targets must be. */
+export async function readyNodes(zk: ZkClient, names: readonly string[]): Promise<void> {
+  await zk.write(names.map((n) => [paths.node(n).domainState, 'ready'] as [string, string]));
+}
