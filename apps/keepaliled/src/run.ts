@@ -33,7 +33,7 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
     });
     const service = new Keepalived({
       config, zk, clock: realClock, logger, peers, host: procHostStats, health,
-      ipmi: createIpmitoolIpmi(exec), zkSessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
+      ipmi: createIpmitoolIpmi(exec), zkSessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, shutdown: shutdown.signal, reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
     });
     onReady(service);
     await service.run(shutdown.signal);

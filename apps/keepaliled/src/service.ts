@@ -32,6 +32,8 @@ export interface KeepalivedDeps {
   ipmi: Ipmi;
   reset: SelfReset;
   health?: HealthPort;
+  /** Process shutdown (the root signal): interrupts even an IPMI power cycle in progress. */
+  shutdown?: AbortSignal;
   /** Receives every event (the simulator's log); events are logged either way. */
   events?: EventSink;
   /** The ZK session timeout this node's client uses (default 10 s): a cut-off primary drops its duties after it. */
@@ -43,8 +45,11 @@ export interface KeepalivedDeps {
 /** Logs each event once, at a level matching its weight. */
 function logEvent(logger: Logger, e: KeepalivedEvent): void {
   const serious = e.kind === 'node-dead' || e.kind === 'fence-result' || e.kind === 'suicide' || e.kind === 'vm-stopped' || e.kind === 'vm-left';
-  if (serious) logger.warn(e, e.kind);
-  else logger.info(e, e.kind);
+  // The logger already carries `node` (this node); the event's node is the one it is about.
+  const { node: subject, kind, ...rest } = e;
+  const fields = { event: kind, subject, ...rest };
+  if (serious) logger.warn(fields, kind);
+  else logger.info(fields, kind);
 }
 
 /**
@@ -81,7 +86,7 @@ export class Keepalived {
     if (!config.isCoordinator) return;
     this.liveness = new LivenessTracker({ zk, clock, logger: logger.child({ component: 'liveness' }) });
     const fencer = new Fencer({
-      self: config.node, zk, clock, logger: logger.child({ component: 'fence' }), events: this.emit, peers, ipmi: deps.ipmi,
+      self: config.node, zk, clock, logger: logger.child({ component: 'fence' }), events: this.emit, peers, ipmi: deps.ipmi, shutdown: deps.shutdown,
       liveness: this.liveness, storageEnabled: config.functions.enable_storage, defaultSelector: config.system.migration.target_selector,
       settings: {
         intervalMs, fenceIntervals: f.intervals.fence_intervals, suicideIntervals: f.intervals.suicide_intervals,

@@ -120,6 +120,12 @@ export interface ZkClient {
   on<E extends keyof SessionEvents>(event: E, listener: (payload: SessionEvents[E]) => void): Unsubscribe;
   /** Resolves once the state is `connected` (at once if it already is). */
   waitConnected(opts?: OpOptions): Promise<void>;
+  /**
+   * Gives up on the current server and reconnects to the next one, keeping the session: for a
+   * caller whose request timed out although the session looked connected (a server that went
+   * silent). A no-op when not connected.
+   */
+  dropConnection(): void;
 
   /** Data and stat; throws NO_NODE when absent. */
   get(path: string, opts?: OpOptions): Promise<DataSnapshot>;

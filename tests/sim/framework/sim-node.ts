@@ -129,7 +129,7 @@ export class SimNode implements BmcHost, SimHypervisor {
       const k = new Keepalived({
         config: this.config, zk, clock: this.env.clock, logger: this.env.logger.child({ node: this.name }),
         peers: this.peers(), host: { memory: () => Promise.resolve(this.memory()), load1: () => Promise.resolve(0.1) },
-        ipmi: this.env.ipmi, reset: { reset: (reason) => this.selfReset(reason) }, zkSessionTimeoutMs: SESSION_TIMEOUT_MS,
+        ipmi: this.env.ipmi, reset: { reset: (reason) => this.selfReset(reason) }, zkSessionTimeoutMs: SESSION_TIMEOUT_MS, shutdown: signal,
         // A powered-off node's code may still unwind (step-down attempts that fail): not events.
         events: (e) => signal.aborted || this.env.event(e),
       });

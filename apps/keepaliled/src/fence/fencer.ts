@@ -20,6 +20,8 @@ export interface FenceSettings {
 
 export interface FencerDeps extends RecoveryDeps {
   clock: Clock;
+  /** Process shutdown: the only thing that interrupts an IPMI power cycle once started. */
+  shutdown?: AbortSignal;
   ipmi: Ipmi;
   liveness: LivenessTracker;
   settings: FenceSettings;
@@ -105,11 +107,18 @@ export class Fencer {
     events({ kind: 'fence-start', node: rec.name, fencer: self, resumed });
     const result = await this.powerCycle(rec, signal);
     events({ kind: 'fence-result', node: rec.name, fencer: self, outcome: result.outcome, reason: result.reason });
+    signal.throwIfAborted();
     if (result.outcome === 'success') await zk.write([[paths.node(rec.name).daemonState, 'fenced']], { conflictRetries: 3, signal });
     await this.afterFence(rec, result, prevDomainState, signal);
   }
 
-  private async powerCycle(rec: NodeRecord, signal: AbortSignal): Promise<Pick<FenceResult, 'outcome' | 'reason'>> {
+  /**
+   * The IPMI power cycle. Quorum was proven by the write that declared the node dead; once the
+   * power-off is sent the cycle is finished even if ZK goes away meanwhile (an aborted cycle
+   * would leave the node off with nobody to turn it on). Only process shutdown interrupts it.
+   */
+  private async powerCycle(rec: NodeRecord, _held: AbortSignal): Promise<Pick<FenceResult, 'outcome' | 'reason'>> {
+    const signal = this.deps.shutdown ?? new AbortController().signal;
     const { host, user, pass } = rec.ipmi;
     if (host === '' || user === '' || pass === '') return { outcome: 'failed', reason: `no IPMI details in ZK for ${rec.name}` };
     try {

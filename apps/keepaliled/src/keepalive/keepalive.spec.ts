@@ -128,7 +128,8 @@ for (const kept of ['shutdown', 'stop']) {
 test('a failed write: nothing of it applied, missed counted, keepalive-failed emitted; the next success resets missed', async () => {
   const r = await rig('run');
   const before = r.server.dump(k.root);
-  r.server.failNextWrite({ count: 2 });
+  // Each keepalive tries twice (the second time after moving to another server): 4 failures = 2 misses.
+  r.server.failNextWrite({ count: 4 });
   r.peers.resourcesValue = { runningDomains: [], memAllocMib: 0, memProvMib: 0, vcpuAlloc: 0 };
   await r.clock.advance(INTERVAL);
   assert.equal(r.loop.missed, 1);
@@ -146,6 +147,17 @@ test('a failed write: nothing of it applied, missed counted, keepalive-failed em
   assert.equal(r.loop.silentForMs(), 0);
   assert.deepEqual(r.results, [true, false, false, true]);
   assert.equal(r.log.messages(/keepalives are written again/).length, 1);
+  await r.stop();
+});
+
+test('one lost answer: the connection is dropped and the keepalive written again within the same interval', async () => {
+  const r = await rig('run');
+  r.server.failNextWrite({ count: 1 });
+  await r.clock.advance(INTERVAL);
+  assert.equal(r.loop.missed, 0);
+  assert.deepEqual(r.results, [true, true]);
+  assert.ok(r.loop.silentForMs() < INTERVAL, 'written in this interval');
+  assert.equal(r.events.filter((e) => e.kind === 'keepalive-failed').length, 0);
   await r.stop();
 });
 

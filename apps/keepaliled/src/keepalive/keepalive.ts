@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '@pvc/runtime';
 import { AbortedError, describeError } from '@pvc/runtime';
-import { codec, paths, type WritePair, type ZkClient } from '@pvc/zk';
+import { codec, isZkError, paths, type WritePair, type ZkClient } from '@pvc/zk';
 import type { EventSink } from '../model.js';
 import type { FigureGatherer, NodeFigures } from './figures.js';
 
@@ -23,6 +23,13 @@ export interface KeepaliveDeps {
   settings: KeepaliveSettings;
   /** Extra fields for the keepalive log line (health, plugins), if any. */
   logExtras?: () => Record<string, unknown>;
+}
+
+/** What one successful write did. */
+interface Written {
+  nowMs: number;
+  /** The daemon state replaced by `run`, if the write set it. */
+  replaced: string | undefined;
 }
 
 /** Bound of the figures of the very first keepalive, ms. */
@@ -102,27 +109,46 @@ export class KeepaliveLoop {
 
   /** One keepalive. Resolves true when it was written. Never rejects (except on abort). */
   async tick(signal?: AbortSignal): Promise<boolean> {
-    const { settings, clock } = this.deps;
+    const { settings } = this.deps;
     // The first keepalive (daemon state → run) does not wait for peers that are still starting.
     const deadline = this.lastWrittenMs === 0 ? Math.min(settings.figuresDeadlineMs, FIRST_FIGURES_DEADLINE_MS) : settings.figuresDeadlineMs;
     const figures = await this.deps.figures.gather(deadline, signal);
-    const nowMs = clock.now();
+    // Half the interval per attempt: a server that does not answer in time is left for the next
+    // one (the session survives) and the keepalive is tried again within the same interval — a
+    // coordinator losing its ZK server must not look dead to the fencers.
+    const attemptMs = Math.max(250, Math.floor(settings.intervalMs / 2));
+    let written: Written;
     try {
-      // Until the watch has delivered, read the state: a keepalive must never overwrite the
-      // supervisor's `shutdown`/`stop` with `run` because it did not know them yet.
-      if (!this.daemonStateKnown) this.daemonState = await this.deps.zk.read(paths.node(this.deps.node).daemonState, { timeoutMs: settings.intervalMs, signal });
-      const pairs = this.pairs(figures, nowMs);
-      await this.deps.zk.write(pairs, { timeoutMs: settings.intervalMs, signal });
+      written = await this.writeOnce(figures, attemptMs, signal);
     } catch (err) {
       if (signal?.aborted) throw err;
-      this.failed(err);
-      return false;
+      if (!isZkError(err, 'OPERATION_TIMEOUT', 'CONNECTION_LOSS')) return this.failed(err);
+      this.deps.zk.dropConnection();
+      try {
+        await this.deps.zk.waitConnected({ timeoutMs: attemptMs, signal });
+        written = await this.writeOnce(figures, attemptMs, signal);
+      } catch (again) {
+        if (signal?.aborted) throw again;
+        return this.failed(again);
+      }
     }
-    this.succeeded(figures, nowMs);
+    this.succeeded(figures, written);
     return true;
   }
 
-  private pairs(f: NodeFigures, nowMs: number): WritePair[] {
+  /** One attempt; resolves with the clock time written and the daemon state it replaced, if any. */
+  private async writeOnce(figures: NodeFigures, timeoutMs: number, signal: AbortSignal | undefined): Promise<Written> {
+    const nowMs = this.deps.clock.now();
+    // Until the watch has delivered, read the state: a keepalive must never overwrite the
+    // supervisor's `shutdown`/`stop` with `run` because it did not know them yet.
+    if (!this.daemonStateKnown) this.daemonState = await this.deps.zk.read(paths.node(this.deps.node).daemonState, { timeoutMs, signal });
+    const before = this.daemonState;
+    const toRun = !KEEP_STATES.has(before ?? '');
+    await this.deps.zk.write(this.pairs(figures, nowMs, toRun), { timeoutMs, signal });
+    return { nowMs, replaced: toRun ? (before ?? '(unset)') : undefined };
+  }
+
+  private pairs(f: NodeFigures, nowMs: number, toRun: boolean): WritePair[] {
     const k = paths.node(this.deps.node);
     const pairs: WritePair[] = [
       [k.memTotal, codec.int.encode(Math.round(f.memory.totalMiB))],
@@ -137,14 +163,14 @@ export class KeepaliveLoop {
       [k.networkStats, f.networkStatsJson],
       [k.keepalive, codec.int.encode(Math.floor(nowMs / 1000))],
     ];
-    if (!KEEP_STATES.has(this.daemonState ?? '')) pairs.push([k.daemonState, 'run']);
+    if (toRun) pairs.push([k.daemonState, 'run']);
     return pairs;
   }
 
-  private succeeded(f: NodeFigures, nowMs: number): void {
+  private succeeded(f: NodeFigures, { nowMs, replaced }: Written): void {
     const { node, events, logger, settings } = this.deps;
-    if (!KEEP_STATES.has(this.daemonState ?? '')) {
-      events({ kind: 'daemon-state', node, from: this.daemonState ?? '(unset)', to: 'run', reason: 'keepalive' });
+    if (replaced !== undefined) {
+      events({ kind: 'daemon-state', node, from: replaced, to: 'run', reason: 'keepalive' });
       this.daemonState = 'run';
     }
     if (this.missedCount > 0) logger.info({ missed: this.missedCount }, 'keepalives are written again');
@@ -166,11 +192,12 @@ export class KeepaliveLoop {
     for (const l of this.listeners) l(true);
   }
 
-  private failed(err: unknown): void {
+  private failed(err: unknown): false {
     this.missedCount += 1;
     const error = describeError(err);
     this.deps.events({ kind: 'keepalive-failed', node: this.deps.node, missed: this.missedCount, error });
     this.deps.logger.warn({ missed: this.missedCount, err: error }, 'keepalive could not be written');
     for (const l of this.listeners) l(false);
+    return false;
   }
 }

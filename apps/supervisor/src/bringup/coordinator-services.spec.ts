@@ -9,7 +9,7 @@ import { bringUpDependentServices, planDependentServices } from './coordinator-s
 test('plan: a coordinator with everything gets ZK, libvirtd, Ceph mon/mgr, FRR and PostgreSQL; a hypervisor only libvirtd', () => {
   const coord = planDependentServices(testConfig(['pvc.database', { zookeeper: { port: 2281 } }]));
   assert.deepEqual(coord.map((s) => s.unit), ['zookeeper.service', 'libvirtd.service', 'ceph-mon@pvchv1.service', 'ceph-mgr@pvchv1.service', 'frr.service', 'patroni.service']);
-  assert.deepEqual(coord[0]?.probe, { kind: 'zookeeper', port: 2281 });
+  assert.deepEqual(coord[0]?.probe, { kind: 'zookeeper', host: 'pvchv1', port: 2281 });
   assert.deepEqual(coord[5]?.probe, { kind: 'postgresql', targets: [{ host: 'localhost', port: 5432 }] });
   const hv = planDependentServices(testConfig(['pvc.node', 'hv9']));
   assert.deepEqual(hv.map((s) => s.name), ['libvirtd']);

@@ -18,7 +18,8 @@ export interface DependentService {
 export function planDependentServices(config: Config): DependentService[] {
   const out: DependentService[] = [];
   const coord = config.isCoordinator;
-  if (coord) out.push({ name: 'zookeeper', unit: 'zookeeper.service', probe: { kind: 'zookeeper', port: config.database.zookeeper.port } });
+  // Probed at the node's own name: the address the other nodes' clients use (coordinators are listed by name).
+  if (coord) out.push({ name: 'zookeeper', unit: 'zookeeper.service', probe: { kind: 'zookeeper', host: config.node, port: config.database.zookeeper.port } });
   if (config.functions.enable_hypervisor) {
     out.push({ name: 'libvirtd', unit: 'libvirtd.service', probe: { kind: 'libvirt', uri: config.system.configuration.hypervisor.libvirt_uri } });
   }

@@ -59,7 +59,7 @@ async function execProbe(exec: Exec, cmd: string, args: string[], signal: AbortS
 }
 
 /**
- * The real port: `systemctl start` and probes — Zookeeper `ruok` on localhost (or `host`),
+ * The real port: `systemctl start` and probes — Zookeeper `ruok` on `host` (the node name; localhost if unset),
  * `virsh -c <uri> version`, `ceph mon stat`, `ceph mgr stat` (available), `vtysh -c 'show version'`,
  * `pg_isready` for every configured database address.
  */

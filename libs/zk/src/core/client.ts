@@ -101,6 +101,12 @@ export class ZkClientCore implements ZkClient {
     return this.bounded('waiting for a ZK connection', () => connected, opts).finally(off);
   }
 
+  dropConnection(): void {
+    if (this.state !== 'connected') return;
+    this.opts.logger?.warn('dropping the ZK server connection (it did not answer in time); reconnecting to the next server');
+    this.sessions.active().dropConnection();
+  }
+
   get(path: string, opts?: OpOptions): Promise<DataSnapshot> {
     return this.call(`get ${path}`, (h) => h.getData(path), opts);
   }

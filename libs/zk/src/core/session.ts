@@ -41,6 +41,11 @@ export interface SessionHandle {
   close(): Promise<void>;
   /** Drops the handle at once (after expiry): no more events, pending calls reject. */
   abandon(): void;
+  /**
+   * Drops the current server connection and moves on to the next server, keeping the session (as
+   * after a network error). Used when the server stops answering in time.
+   */
+  dropConnection(): void;
 }
 
 /** Opens a new session handle that reports to `listener`. */

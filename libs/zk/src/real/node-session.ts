@@ -7,7 +7,7 @@ import type { DataSnapshot, ZkOp, ZkOpResult, ZkStat } from '../types.js';
 import { runMulti } from './multi.js';
 import { toZkError } from './errors-map.js';
 import { toStat } from './stat.js';
-import { watchReadTimeout } from './read-timeout.js';
+import { dropSocket, watchReadTimeout } from './read-timeout.js';
 
 /** Connection parameters of one real session. */
 export interface NodeSessionOptions {
@@ -136,6 +136,10 @@ export class NodeSession implements SessionHandle {
     await Promise.race([closed, this.opts.clock.sleep(CLOSE_WAIT_MS, ac.signal).catch(() => undefined)]);
     ac.abort();
     this.rejectPending('CONNECTION_LOSS');
+  }
+
+  dropConnection(): void {
+    if (!this.dead) dropSocket(this.client);
   }
 
   abandon(): void {

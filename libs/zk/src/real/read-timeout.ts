@@ -7,6 +7,11 @@ interface ConnectionManagerInternals {
   socket?: Socket;
 }
 
+/** Destroys the client's current socket: the library reconnects to the next server, keeping the session. */
+export function dropSocket(client: Client): void {
+  (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager?.socket?.destroy();
+}
+
 /**
  * node-zookeeper-client pings an idle server every third of the session timeout but never gives up
  * waiting for the answer (its read timeout is commented out). A server that goes silent without

@@ -190,6 +190,11 @@ export class FakeZkServer implements FakeServerPort {
     if (!this.expiryTimers.has(s.sessionId) && this.up) this.armExpiry(s);
   }
 
+  bounce(s: FakeSession): void {
+    this.disconnect(s.sessionId);
+    queueMicrotask(() => this.attach(s));
+  }
+
   closed(s: FakeSession): void {
     if (s.alive) this.end(s);
   }

@@ -14,6 +14,8 @@ export interface FakeServerPort {
   abandoned(session: FakeSession): void;
   /** The client closed this session while connected: end it now. */
   closed(session: FakeSession): void;
+  /** The client dropped its connection: disconnect, then reconnect (unless partitioned). */
+  bounce(session: FakeSession): void;
 }
 
 type Queued = () => void;
@@ -99,6 +101,10 @@ export class FakeSession implements SessionHandle {
       return;
     }
     this.abandon();
+  }
+
+  dropConnection(): void {
+    if (!this.gone && this.connected) this.server.bounce(this);
   }
 
   abandon(): void {
