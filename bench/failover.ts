@@ -5,10 +5,10 @@
  * (fenced → every guest running elsewhere per virsh), total, total − window, and the original's
  * figure derived from its code (inventory §3.3, §3.4, §12). Root only; ~6 min.
  *
- *   node --conditions=development --import tsx bench/failover.ts [--runs N] [--only 1x1-3] [--as-is]
+ *   node --conditions=development --import tsx bench/failover.ts [--runs N] [--only 1x1-3] [--isolate]
  *
- * By default the other hosts' ZK sessions are moved off the victim's ZK server first (see
- * moveZkClientsOffVictim); `--as-is` leaves them where they landed.
+ * By default the other hosts' ZK sessions stay where they connected (some on the victim's own ZK
+ * server); `--isolate` moves them off it first (moveZkClientsOffVictim), to compare.
  */
 import { realClock } from '@pvc/runtime';
 import { paths } from '@pvc/zk';
@@ -101,8 +101,9 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const runs = Number(args[args.indexOf('--runs') + 1] ?? 1) || 1;
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
-  // --as-is: leave the ZK sessions where they are (other hosts' sessions may be on the victim's server).
-  const isolate = !args.includes('--as-is');
+  // By default the ZK sessions stay where they connected (other hosts' sessions may be on the
+  // victim's server, as in real life); --isolate moves them off the victim's server first.
+  const isolate = args.includes('--isolate');
   const missing = missingPrerequisites();
   if (missing.length > 0) throw new Error(`prerequisites missing:\n${missing.join('\n')}`);
   const stale = staleBuilds();

@@ -43,7 +43,9 @@ export function firstTickAfter(cluster: Cluster, guest: { name: string }, offset
   }
 }
 
-function describe(o: Record<string, unknown>): string {
+function describe(line: Record<string, unknown>): string {
+  // keepaliled's event lines carry the node they are about as `subject` (`node` is the logger's own).
+  const o: Record<string, unknown> = { ...line, node: line.subject ?? line.node };
   const keys = ['node', 'vm', 'target', 'fencer', 'step', 'ok', 'durationMs', 'outcome', 'reason', 'silentMs', 'recovered', 'left', 'detail'];
   return keys.filter((k) => o[k] !== undefined).map((k) => `${k}=${typeof o[k] === 'string' ? o[k] : JSON.stringify(o[k])}`).join(' ');
 }

@@ -6,16 +6,16 @@
  * vmd there starts it. Invariants: no VM on two hosts at once (every libvirtd polled every 200 ms),
  * no fence without ZK quorum, no healthy node declared dead, no second start when hv3 comes back.
  *
- * Before the failure, the other hosts' ZK sessions are moved off hv3's ZK server (it is restarted
- * until 4lw `cons` lists none): a session on a server that vanishes silently stays blind for ~7 s,
- * longer than this 3 s window, and its healthy node gets fenced — a known limitation measured by
- * bench/failover.ts and described in docs/benchmarks.md (Failover), not hidden here.
+ * The other hosts' ZK sessions are left wherever they connected — some on hv3's own ZK server,
+ * which vanishes with it. Their keepalives must survive that: a keepalive that gets no answer in
+ * half an interval drops the connection and is written again through another server (before that
+ * fix, a healthy node whose session was on hv3's server was fenced in 2 of 3 runs).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { paths } from '@pvc/zk';
 import { missingPrerequisites } from './harness/index.js';
-import { failVictim, falseDeaths, moveZkClientsOffVictim, phases, placeGuests, startFailoverCluster, type FailoverCluster, type FailoverTimeline, type Guest } from './failover-scenario.js';
+import { failVictim, falseDeaths, phases, placeGuests, startFailoverCluster, type FailoverCluster, type FailoverTimeline, type Guest } from './failover-scenario.js';
 import { formatTimeline, victimReturns } from './failover-report.js';
 import { staleBuilds } from './pvc-node.js';
 
@@ -49,8 +49,6 @@ describe('failover of a host on the real cluster [root only]', () => {
   });
 
   it('hv3 cut and powered off → declared dead, fenced through its BMC with quorum, the guest runs on hv1/hv2', async () => {
-    const restarts = await moveZkClientsOffVictim(fc!);
-    log(`other hosts' ZK sessions off hv3's server (${restarts} restart(s) of it)`);
     timeline = await failVictim(fc!, guests);
     for (const l of formatTimeline(timeline)) log(l);
     assert.ok(timeline.deadAt, 'hv3 declared dead');

@@ -78,6 +78,7 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
   const cfg = writeTestConfig(
     d.root,
     ['pvc.node', host.name],
+    ['pvc.debug', process.env.PVC_NODE_DEBUG === '1'], // debug logs of every service when set
     ['pvc.functions.enable_networking', false], // host networking would touch the harness's interfaces
     ['pvc.functions.enable_storage', false],
     ['pvc.functions.enable_api', false],
