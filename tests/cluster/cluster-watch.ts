@@ -6,18 +6,12 @@ import { realClock } from '@pvc/runtime';
 import { fourLetterWord, HostPoweredOffError, parseMode, quorumFrom } from './harness/index.js';
 import type { ClusterHost, ZkEnsemble, ZkServerStatus } from './harness/index.js';
 
-/** Polls every powered host's running domains; records double runs and when each UUID was first seen where. */
-export class DoubleRunWatch {
-  readonly violations: string[] = [];
-  /** `${uuid}@${host}` → first time (ms) the domain was seen running there. */
-  readonly firstSeen = new Map<string, number>();
-  /** The last poll's UUIDs per host (powered-off or silent hosts absent). */
-  last = new Map<string, string[]>();
-  polls = 0;
+/** A background loop that calls `poll()` every `everyMs` (measured from the start of each poll) until stopped. */
+abstract class PollingWatch {
   private running = false;
   private loop: Promise<void> | undefined;
 
-  constructor(private readonly hosts: readonly ClusterHost[], private readonly everyMs = 200) {}
+  constructor(protected readonly everyMs: number) {}
 
   start(): void {
     this.running = true;
@@ -27,6 +21,30 @@ export class DoubleRunWatch {
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+  }
+
+  protected abstract poll(): Promise<void>;
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      const t = realClock.now();
+      await this.poll();
+      await realClock.sleep(Math.max(0, this.everyMs - (realClock.now() - t)));
+    }
+  }
+}
+
+/** Polls every powered host's running domains; records double runs and when each UUID was first seen where. */
+export class DoubleRunWatch extends PollingWatch {
+  readonly violations: string[] = [];
+  /** `${uuid}@${host}` → first time (ms) the domain was seen running there. */
+  readonly firstSeen = new Map<string, number>();
+  /** The last poll's UUIDs per host (powered-off or silent hosts absent). */
+  last = new Map<string, string[]>();
+  polls = 0;
+
+  constructor(private readonly hosts: readonly ClusterHost[], everyMs = 200) {
+    super(everyMs);
   }
 
   /** Hosts on which `uuid` ran at the last poll. */
@@ -44,29 +62,26 @@ export class DoubleRunWatch {
     }
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      const t = realClock.now();
-      // Each list is stamped when it came back: the domain was certainly running by then.
-      const lists = await Promise.all(this.hosts.map(async (h) => {
-        const uuids = await this.listOn(h).catch(() => undefined);
-        return [h.name, uuids, realClock.now()] as const;
-      }));
-      const now = new Map<string, string[]>();
-      const by = new Map<string, string[]>();
-      for (const [host, uuids, at] of lists) {
-        if (!uuids) continue;
-        now.set(host, uuids);
-        for (const u of uuids) {
-          by.set(u, [...(by.get(u) ?? []), host]);
-          if (!this.firstSeen.has(`${u}@${host}`)) this.firstSeen.set(`${u}@${host}`, at);
-        }
+  protected async poll(): Promise<void> {
+    const t = realClock.now();
+    // Each list is stamped when it came back: the domain was certainly running by then.
+    const lists = await Promise.all(this.hosts.map(async (h) => {
+      const uuids = await this.listOn(h).catch(() => undefined);
+      return [h.name, uuids, realClock.now()] as const;
+    }));
+    const now = new Map<string, string[]>();
+    const by = new Map<string, string[]>();
+    for (const [host, uuids, at] of lists) {
+      if (!uuids) continue;
+      now.set(host, uuids);
+      for (const u of uuids) {
+        by.set(u, [...(by.get(u) ?? []), host]);
+        if (!this.firstSeen.has(`${u}@${host}`)) this.firstSeen.set(`${u}@${host}`, at);
       }
-      for (const [u, hs] of by) if (hs.length > 1) this.violations.push(`${new Date(t).toISOString()} ${u} runs on ${hs.join(' and ')}`);
-      this.last = now;
-      this.polls++;
-      await realClock.sleep(Math.max(0, this.everyMs - (realClock.now() - t)));
     }
+    for (const [u, hs] of by) if (hs.length > 1) this.violations.push(`${new Date(t).toISOString()} ${u} runs on ${hs.join(' and ')}`);
+    this.last = now;
+    this.polls++;
   }
 }
 
@@ -78,21 +93,11 @@ export interface QuorumSample {
 }
 
 /** Samples the ensemble's quorum with `srvr` (short timeout: a cut server must not slow the sampling). */
-export class QuorumWatch {
+export class QuorumWatch extends PollingWatch {
   readonly samples: QuorumSample[] = [];
-  private running = false;
-  private loop: Promise<void> | undefined;
 
-  constructor(private readonly zk: ZkEnsemble, private readonly everyMs = 250, private readonly timeoutMs = 1_000) {}
-
-  start(): void {
-    this.running = true;
-    this.loop = this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.loop;
+  constructor(private readonly zk: ZkEnsemble, everyMs = 250, private readonly timeoutMs = 1_000) {
+    super(everyMs);
   }
 
   /** Samples taken in [from, to], plus the last one before `from` (the state the window started in). */
@@ -101,17 +106,14 @@ export class QuorumWatch {
     return [...(before ? [before] : []), ...this.samples.filter((s) => s.at >= from && s.at <= to)];
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      const at = realClock.now();
-      const statuses: ZkServerStatus[] = await Promise.all(
-        this.zk.servers.map(async (s) => ({
-          id: s.id, host: s.host, address: s.address,
-          mode: await fourLetterWord(s.address, s.clientPort, 'srvr', this.timeoutMs).then(parseMode, () => 'down' as const),
-        })),
-      );
-      this.samples.push({ at, quorum: quorumFrom(statuses), modes: statuses.map((s) => `${s.host}=${s.mode}`).join(' ') });
-      await realClock.sleep(Math.max(0, this.everyMs - (realClock.now() - at)));
-    }
+  protected async poll(): Promise<void> {
+    const at = realClock.now();
+    const statuses: ZkServerStatus[] = await Promise.all(
+      this.zk.servers.map(async (s) => ({
+        id: s.id, host: s.host, address: s.address,
+        mode: await fourLetterWord(s.address, s.clientPort, 'srvr', this.timeoutMs).then(parseMode, () => 'down' as const),
+      })),
+    );
+    this.samples.push({ at, quorum: quorumFrom(statuses), modes: statuses.map((s) => `${s.host}=${s.mode}`).join(' ') });
   }
 }
