@@ -132,7 +132,7 @@ describe('netd (built dist/main.js, real sysfs and ZooKeeper)', () => {
     assert.deepEqual(await role.setPrimary({ primary: true, reason: 'takeover again' }, { deadlineMs: 1000 }), { primary: true });
     assert.deepEqual(await role.setPrimary({ primary: false, reason: 'relinquish: test' }, { deadlineMs: 1000 }), { primary: false });
     // The log lines travel through the child's stdout pipe: wait until the second has arrived.
-    await waitFor('two role log lines', 5_000, () => (logLines(netd, /^primary role: /).length >= 2 ? true : undefined), 20);
+    await waitFor('two role log lines', 5_000, () => Promise.resolve(logLines(netd, /^primary role: /).length >= 2 ? true : undefined), 20);
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(
       logLines(netd, /^primary role: /).map((l) => [l.msg, l.reason]),
