@@ -3,6 +3,7 @@ import { paths, type ZkClient } from '@pvc/zk';
 import { prepareXml } from './domain-xml.js';
 import { VmdError } from './errors.js';
 import type { Hypervisor } from './host/hypervisor.js';
+import type { MigrationTracker } from './migration/tracker.js';
 import type { Action, Expect, ShutdownInProgress } from './model.js';
 
 /** What the apply step works with. */
@@ -15,6 +16,8 @@ export interface ApplyDeps {
   domainType: string;
   /** Graceful shutdowns in progress (owned by the reconciler, changed here). */
   shutdowns: Map<string, ShutdownInProgress>;
+  /** Runs migration jobs in the background; absent = migrations are logged and not done. */
+  migrations?: MigrationTracker | undefined;
 }
 
 /** Outcome of one action. `skipped` = ZK changed since planning (the next pass replans). */
@@ -85,6 +88,14 @@ async function run(action: Action, deps: ApplyDeps): Promise<void> {
     case 'set-state':
       await deps.zk.write([[paths.domain(action.uuid).state, action.state]]);
       log.info({ state: action.state, why: action.why }, 'state written');
+      return;
+    case 'migrate-send':
+    case 'migrate-receive':
+      if (!deps.migrations) throw new VmdError('MIGRATION_FAILED', 'migration is not available (vmd built without Exec)');
+      deps.migrations.start(action.kind === 'migrate-send'
+        ? { side: 'send', uuid: action.uuid, name: action.name, target: action.target }
+        : { side: 'receive', uuid: action.uuid, name: action.name });
+      log.info({ side: action.kind, state: action.expect.state, node: action.expect.node }, 'migration job started');
       return;
     default:
       return;

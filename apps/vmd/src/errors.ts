@@ -6,7 +6,9 @@ export type VmdErrorCode =
   | 'LIBVIRT_ERROR'
   | 'NO_DOMAIN'
   | 'BAD_XML'
-  | 'LIBVIRT_TIMEOUT';
+  | 'LIBVIRT_TIMEOUT'
+  | 'MIGRATION_FAILED'
+  | 'MIGRATION_ABORTED';
 
 /** A vmd failure with a stable code; `message` is what goes into `failedreason` / logs. */
 export class VmdError extends PvcError {

@@ -72,6 +72,8 @@ export interface PlanInput {
   readonly nowMs: number;
   /** `vm_shutdown_timeout`, ms. */
   readonly shutdownTimeoutMs: number;
+  /** VMs with a migration job (send or receive) in progress here: left alone by the plan. */
+  readonly migrating?: ReadonlySet<string>;
 }
 
 /** Why a VM got a `log` action (bad input, guards, not implemented). */
@@ -80,7 +82,7 @@ export type LogReason =
   | 'unknown-node'
   | 'incomplete'
   | 'start-blocked'
-  | 'migration-not-implemented';
+  | 'unmigrate-state';
 
 /** One step of a pass, for one VM. `expect` = the ZK state/node the action was planned for. */
 export type Action =
@@ -89,6 +91,8 @@ export type Action =
   | { kind: 'shutdown'; uuid: string; name: string; then: 'stop' | 'start'; expect: Expect }
   | { kind: 'set-state'; uuid: string; name: string; state: 'start' | 'stop'; expect: Expect; why: string }
   | { kind: 'forget-shutdown'; uuid: string }
+  | { kind: 'migrate-send'; uuid: string; name: string; target: string; expect: Expect }
+  | { kind: 'migrate-receive'; uuid: string; name: string; expect: Expect }
   | { kind: 'log'; uuid: string; name: string; reason: LogReason; detail: string };
 
 /** The ZK values an action was planned against; apply re-reads and skips it when they changed. */

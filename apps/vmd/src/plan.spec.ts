@@ -30,6 +30,8 @@ function brief(a: Action): string {
     case 'set-state': return `set:${a.state}`;
     case 'forget-shutdown': return 'forget';
     case 'log': return `log:${a.reason}`;
+    case 'migrate-send': return `send>${a.target}`;
+    case 'migrate-receive': return 'receive';
   }
 }
 
@@ -42,8 +44,9 @@ const TABLE: [string, boolean, string, string[]][] = [
   [ME, true, 'disable', []],
   [ME, true, 'fail', []],
   [ME, true, 'provision', []],
-  [ME, true, 'migrate', ['log:migration-not-implemented']],
-  [ME, true, 'migrate-live', ['log:migration-not-implemented']],
+  [ME, true, 'migrate', ['set:start']],
+  [ME, true, 'migrate-live', ['set:start']],
+  [ME, true, 'unmigrate', ['log:unmigrate-state']],
   [ME, false, 'start', ['start']],
   [ME, false, 'restart', ['set:start']],
   [ME, false, 'shutdown', ['set:stop']],
@@ -51,15 +54,17 @@ const TABLE: [string, boolean, string, string[]][] = [
   [ME, false, 'disable', []],
   [ME, false, 'fail', []],
   [ME, false, 'mirror', []],
-  [ME, false, 'migrate', ['log:migration-not-implemented']],
-  [ME, false, 'unmigrate', ['log:migration-not-implemented']],
+  [ME, false, 'migrate', ['receive']],
+  [ME, false, 'migrate-live', ['receive']],
+  [ME, false, 'unmigrate', ['log:unmigrate-state']],
   ['hv2', true, 'start', ['destroy']],
   ['hv2', true, 'stop', ['destroy']],
   ['hv2', true, 'disable', ['destroy']],
   ['hv2', true, 'fail', ['destroy']],
   ['hv2', true, 'shutdown', ['shutdown>stop']],
-  ['hv2', true, 'migrate', ['log:migration-not-implemented']],
-  ['hv2', true, 'migrate-live', ['log:migration-not-implemented']],
+  ['hv2', true, 'migrate', ['send>hv2']],
+  ['hv2', true, 'migrate-live', ['send>hv2']],
+  ['hv2', true, 'unmigrate', ['log:unmigrate-state']],
   ['hv2', false, 'start', []],
   ['hv2', false, 'migrate', []],
   ['hv2', false, 'shutdown', []],
@@ -139,5 +144,13 @@ describe('plan(): level-based', () => {
     const i = input({});
     const out = plan({ ...i, desired: new Map([[U, { uuid: U, name: undefined, state: 'start', node: ME, memoryMiB: undefined }]]) });
     assert.deepEqual(out.map(brief), ['log:incomplete']);
+  });
+});
+
+describe('plan(): migration jobs in progress', () => {
+  it('a VM with a send/receive job running here is left alone (no stale-migrate start, no destroy)', () => {
+    for (const [node, running] of [[ME, true], [ME, false], ['hv2', true]] as const) {
+      assert.deepEqual(plan({ ...input({ node, running, state: 'migrate' }), migrating: new Set([U]) }).map(brief), []);
+    }
   });
 });

@@ -21,7 +21,11 @@ import { isVmState, type Action, type DesiredVm, type GuardFacts, type PlanInput
  * | other | yes | shutdown | graceful shutdown here (then `stop`) |
  * | other | yes | anything else (known) | destroy, no state write |
  * | any | any | disable, fail, provision, import, restore, mirror, delete | none (other than the row above) |
- * | TODO | | migrate, migrate-live, unmigrate (all four rows, both sides) | log "migration not implemented yet" |
+ * | me | yes | migrate, migrate-live | stale migrate: write `start` |
+ * | me | no | migrate, migrate-live | receive (background job, §5.4) |
+ * | other | yes | migrate, migrate-live | send (background job: live, fallback shutdown unless forced) |
+ * | any | any | unmigrate | log (never written by the API: unmigrate writes `migrate`) |
+ * | any | any | (migration job running here) | none |
  *
  * Bad input never leads to a destructive action: an unknown state or a `node` naming no node is
  * logged and the VM is left as it is.
@@ -40,7 +44,7 @@ export function plan(input: PlanInput): Action[] {
   return actions;
 }
 
-const MIGRATION_STATES: readonly string[] = ['migrate', 'migrate-live', 'unmigrate'];
+const MIGRATION_STATES: readonly string[] = ['migrate', 'migrate-live'];
 const SHUTTING: readonly string[] = ['shutdown', 'restart'];
 
 /** Why starting a VM here is not allowed now, or undefined when it is (the fencing contract). */
@@ -55,6 +59,7 @@ export function startBlockedBy(guard: GuardFacts): string | undefined {
 function planVm(vm: DesiredVm, input: PlanInput): Action[] {
   const { uuid } = vm;
   const name = vm.name ?? uuid;
+  if (input.migrating?.has(uuid)) return [];
   const running = input.observed.get(uuid)?.active ?? false;
   const sh = input.shutdowns.get(uuid);
   const forget: Action[] = sh && (!running || !SHUTTING.includes(vm.state ?? '')) ? [{ kind: 'forget-shutdown', uuid }] : [];
@@ -70,15 +75,21 @@ function planVm(vm: DesiredVm, input: PlanInput): Action[] {
   }
   const expect = { state: vm.state, node: vm.node };
   const mine = vm.node === input.node;
-  if (MIGRATION_STATES.includes(vm.state) && (mine || running)) {
-    const side = mine ? (running ? 'stale migrate here' : 'receive') : 'send';
-    return [...forget, { kind: 'log', uuid, name, reason: 'migration-not-implemented', detail: `migration not implemented yet (${side}, state ${vm.state})` }];
+  if (vm.state === 'unmigrate') {
+    return [...forget, { kind: 'log', uuid, name, reason: 'unmigrate-state', detail: 'state unmigrate is never written by the API (unmigrate writes migrate): left alone' }];
   }
+  if (MIGRATION_STATES.includes(vm.state) && (mine || running)) return [...forget, migrationRow(uuid, name, mine, running, expect)];
   const rows = mine ? mineRow(vm.state, running, name, uuid, expect, input) : otherRow(vm.state, running, name, uuid, expect, input);
   return [...forget, ...rows];
 }
 
 type Expect = { state: string; node: string };
+
+function migrationRow(uuid: string, name: string, mine: boolean, running: boolean, expect: Expect): Action {
+  if (!mine) return { kind: 'migrate-send', uuid, name, target: expect.node, expect };
+  if (!running) return { kind: 'migrate-receive', uuid, name, expect };
+  return { kind: 'set-state', uuid, name, state: 'start', expect, why: 'stale migrate: the VM already runs here' };
+}
 
 function mineRow(state: VmState, running: boolean, name: string, uuid: string, expect: Expect, input: PlanInput): Action[] {
   if (running) {

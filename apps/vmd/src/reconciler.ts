@@ -4,6 +4,7 @@ import { paths, type ZkClient } from '@pvc/zk';
 import { applyActions, type ActionResult } from './apply.js';
 import { DesiredStore } from './desired-store.js';
 import type { Hypervisor } from './host/hypervisor.js';
+import type { MigrationTracker } from './migration/tracker.js';
 import type { Action, ObservedDomain, ShutdownInProgress } from './model.js';
 import { plan } from './plan.js';
 import { computeResources, statsJson } from './resources.js';
@@ -23,6 +24,8 @@ export interface ReconcilerDeps {
   resyncMs?: number;
   /** How often running VMs' `stats` keys are written, ms (keepalive_interval). */
   statsIntervalMs: number;
+  /** Migration jobs (send/receive in the background); absent = migration states are not acted on. */
+  migrations?: MigrationTracker | undefined;
 }
 
 /** What one pass did (for tests and the status log). */
@@ -88,6 +91,7 @@ export class Reconciler {
       }
     } finally {
       stopStats();
+      await this.deps.migrations?.stop();
       this.store.stop();
     }
   }
@@ -130,7 +134,7 @@ export class Reconciler {
     this.logged.delete('zk-down');
     const actions = plan({
       node: this.deps.node, desired, observed: this.observed, guard, shutdowns: this.shutdowns,
-      nowMs: this.deps.clock.now(), shutdownTimeoutMs: this.deps.shutdownTimeoutMs,
+      nowMs: this.deps.clock.now(), shutdownTimeoutMs: this.deps.shutdownTimeoutMs, migrating: this.deps.migrations?.busy,
     });
     this.logOnce(actions);
     // A failed action is retried by the next periodic pass (resyncMs is the backoff), not at once.

@@ -4,6 +4,7 @@ import type { VmdApi } from '@pvc/rpc';
 import type { ZkClient } from '@pvc/zk';
 import type { Hypervisor } from './host/hypervisor.js';
 import { watchLibvirtEvents } from './host/libvirt-events.js';
+import { createMigrations } from './migration/create.js';
 import { Reconciler } from './reconciler.js';
 import { createVmdService } from './rpc/vmd-service.js';
 
@@ -20,6 +21,7 @@ export interface VmdPorts {
 /** Builds the reconciler and the gRPC implementation from the config and ports. */
 export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconciler; api: VmdApi } {
   const hyp = config.system.configuration.hypervisor;
+  const migrations = ports.exec && createMigrations(config, { ...ports, exec: ports.exec });
   const reconciler = new Reconciler({
     zk: ports.zk,
     hv: ports.hv,
@@ -29,7 +31,9 @@ export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconc
     domainType: hyp.domain_type,
     shutdownTimeoutMs: hyp.vm_shutdown_timeout * 1000,
     statsIntervalMs: config.system.fencing.intervals.keepalive_interval * 1000,
+    migrations,
   });
+  if (migrations) migrations.onDone = () => reconciler.trigger();
   const api = createVmdService({
     hv: ports.hv,
     logger: ports.logger.child({ component: 'rpc' }),
