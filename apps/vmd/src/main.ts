@@ -8,6 +8,7 @@
 import { PVC_VERSION, createExec, realClock } from '@pvc/runtime';
 import { VMD, addRpcService, serviceMain } from '@pvc/rpc';
 import { connectZk } from '@pvc/zk';
+import { realConsoleFiles, virshLiveXml } from './console/index.js';
 import { createLibvirtHypervisor } from './host/libvirt-hypervisor.js';
 import { lateBoundVmdService } from './rpc/vmd-service.js';
 import { connectUntilReady, createVmd, runVmd } from './vmd.js';
@@ -27,11 +28,13 @@ process.exit(
       const zk = await connectUntilReady(() => connectZk(zkOpts, { signal: shutdown.signal, timeoutMs: 15_000 }), { signal: shutdown.signal, clock, logger });
       if (!zk) return;
       const hv = createLibvirtHypervisor({ uri: config.system.configuration.hypervisor.libvirt_uri, clock, logger });
-      const ports = { zk, hv, clock, logger, exec: createExec(logger) };
+      const exec = createExec(logger);
+      const liveXml = virshLiveXml(exec, config.system.configuration.hypervisor.libvirt_uri);
+      const ports = { zk, hv, clock, logger, exec, console: { files: realConsoleFiles, liveXml } };
       const vmd = createVmd(config, ports);
       service.bind(vmd.api);
       try {
-        await runVmd(config, ports, vmd.reconciler, shutdown.signal);
+        await runVmd(config, ports, vmd.reconciler, shutdown.signal, vmd.console);
       } finally {
         await zk.close();
       }

@@ -5,7 +5,7 @@ import { applyActions, type ActionResult } from './apply.js';
 import { DesiredStore } from './desired-store.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import type { MigrationTracker } from './migration/tracker.js';
-import type { Action, ObservedDomain, ShutdownInProgress } from './model.js';
+import type { Action, DesiredVm, ObservedDomain, ShutdownInProgress } from './model.js';
 import { plan } from './plan.js';
 import { computeResources, statsJson } from './resources.js';
 
@@ -26,6 +26,8 @@ export interface ReconcilerDeps {
   statsIntervalMs: number;
   /** Migration jobs (send/receive in the background); absent = migration states are not acted on. */
   migrations?: MigrationTracker | undefined;
+  /** Called after every pass that could list libvirt (the console/VNC watcher's sync). */
+  onObserved?: (desired: ReadonlyMap<string, DesiredVm>, observed: ReadonlyMap<string, ObservedDomain>) => void;
 }
 
 /** What one pass did (for tests and the status log). */
@@ -139,6 +141,7 @@ export class Reconciler {
     this.logOnce(actions);
     // A failed action is retried by the next periodic pass (resyncMs is the backoff), not at once.
     const results = await applyActions(actions, { ...this.deps, shutdowns: this.shutdowns });
+    this.deps.onObserved?.(desired, this.observed);
     return { actions, results };
   }
 

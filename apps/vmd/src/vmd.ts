@@ -2,6 +2,7 @@ import type { Config } from '@pvc/config';
 import { describeError, type Clock, type Exec, type Logger } from '@pvc/runtime';
 import type { VmdApi } from '@pvc/rpc';
 import type { ZkClient } from '@pvc/zk';
+import { ConsoleWatcher, type ConsoleFiles, type LiveXmlReader } from './console/index.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import { watchLibvirtEvents } from './host/libvirt-events.js';
 import { createMigrations } from './migration/create.js';
@@ -16,11 +17,18 @@ export interface VmdPorts {
   logger: Logger;
   /** For the libvirt event stream; omitted = periodic resync only. */
   exec?: Exec;
+  /** Console log files and live XML (consolelog / vnc keys); omitted = not written. */
+  console?: { files: ConsoleFiles; liveXml: LiveXmlReader };
 }
 
 /** Builds the reconciler and the gRPC implementation from the config and ports. */
-export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconciler; api: VmdApi } {
+export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconciler; api: VmdApi; console?: ConsoleWatcher } {
   const hyp = config.system.configuration.hypervisor;
+  const watcher = ports.console && new ConsoleWatcher({
+    ...ports.console, zk: ports.zk, clock: ports.clock, logger: ports.logger.child({ component: 'console' }), node: config.node,
+    lines: config.system.configuration.logging.console_log_lines,
+    consoleDir: config.system.configuration.directories.console_log_directory,
+  });
   const migrations = ports.exec && createMigrations(config, { ...ports, exec: ports.exec });
   const reconciler = new Reconciler({
     zk: ports.zk,
@@ -32,6 +40,7 @@ export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconc
     shutdownTimeoutMs: hyp.vm_shutdown_timeout * 1000,
     statsIntervalMs: config.system.fencing.intervals.keepalive_interval * 1000,
     migrations,
+    onObserved: watcher && ((desired, observed) => watcher.sync(desired, observed)),
   });
   if (migrations) migrations.onDone = () => reconciler.trigger();
   const api = createVmdService({
@@ -40,11 +49,13 @@ export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconc
     resources: () => reconciler.resources(),
     halt: (r) => reconciler.halt(r),
   });
-  return { reconciler, api };
+  return { reconciler, api, console: watcher };
 }
 
 /** Runs vmd until `signal` aborts. Running VMs are left alone on the way out (they belong to libvirtd). */
-export async function runVmd(config: Config, ports: VmdPorts, reconciler: Reconciler, signal: AbortSignal): Promise<void> {
+export async function runVmd(
+  config: Config, ports: VmdPorts, reconciler: Reconciler, signal: AbortSignal, watcher?: ConsoleWatcher,
+): Promise<void> {
   const events = ports.exec
     ? watchLibvirtEvents({
         exec: ports.exec, clock: ports.clock, logger: ports.logger.child({ component: 'events' }),
@@ -54,6 +65,7 @@ export async function runVmd(config: Config, ports: VmdPorts, reconciler: Reconc
   try {
     await reconciler.run(signal);
   } finally {
+    await watcher?.stop();
     await events;
     await ports.hv.close();
   }

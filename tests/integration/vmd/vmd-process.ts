@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeTestConfig } from '@pvc/config/testing';
+import { writeTestConfig, type Edit } from '@pvc/config/testing';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
@@ -19,6 +19,8 @@ export interface VmdProcessOptions {
   hosts: Record<string, string>;
   libvirtUri: string;
   shutdownTimeoutS?: number;
+  /** More config edits (`[dotted path, value]`), applied after the defaults above. */
+  edits?: readonly Edit[];
 }
 
 /** A running vmd and its output. */
@@ -42,6 +44,7 @@ export function startVmdProcess(o: VmdProcessOptions): VmdProcess {
     ['pvc.system.configuration.hypervisor.domain_type', 'qemu'],
     ['pvc.system.configuration.hypervisor.vm_shutdown_timeout', o.shutdownTimeoutS ?? 3],
     ['pvc.system.fencing.intervals.keepalive_interval', 1],
+    ...(o.edits ?? []),
   );
   const hostsFile = join(o.dir, 'hosts');
   writeFileSync(hostsFile, ['127.0.0.1 localhost', ...Object.entries(o.hosts).map(([n, ip]) => `${ip} ${n}`), ''].join('\n'));
