@@ -1,0 +1,116 @@
+/**
+ * Live migration through vmd on the real cluster (issue 4 item 2): the node services on 3 harness
+ * hosts, a TCG guest defined in ZK on hv1. `pvc vm migrate` (state migrate, node hv2, lastnode
+ * hv1) → vmd on hv1 live-migrates it over qemu+tcp to hv2 and vmd on hv2 writes `start`; the
+ * console keeps ticking from where it was (same boot). `unmigrate` (state migrate, node hv1,
+ * lastnode "") brings it back. A migration to hv3 whose libvirtd is stopped ends with the VM still
+ * running on hv1 (state start, node hv1, failedreason). Throughout, no VM runs on two hosts: every
+ * libvirtd is asked every 200 ms: in state running, never on two hosts; active (DoubleRunWatch),
+ * on two hosts only inside a live migration, where the target's incoming domain is paused.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { realClock } from '@pvc/runtime';
+import { paths } from '@pvc/zk';
+import { missingPrerequisites, waitFor } from './harness/index.js';
+import { startFailoverCluster, type FailoverCluster } from './failover-scenario.js';
+import { allTicks, formatRun, migrate, placeGuest, runningOn, type MigGuest } from './migration-scenario.js';
+import { staleBuilds } from './pvc-node.js';
+
+const SETTINGS = { keepaliveInterval: 2, fenceIntervals: 6, successfulFence: 'none' as const };
+const log = (l: string): void => console.log(`  [migration] ${l}`);
+
+describe('vmd live migration on the real cluster [root only]', () => {
+  let fc: FailoverCluster | undefined;
+  let g: MigGuest;
+  const bothRunning: string[] = [];
+  /** [start, end] epoch ms of each live migration (an incoming domain is active, paused, on the target meanwhile). */
+  const windows: [number, number][] = [];
+  let watching = true;
+  let strictWatch: Promise<void> | undefined;
+
+  before(async () => {
+    const missing = missingPrerequisites();
+    assert.deepEqual(missing, [], `prerequisites missing:\n${missing.join('\n')}`);
+    const stale = staleBuilds();
+    if (stale.length > 0) log(`warning: dist older than src in ${stale.join(', ')} (the services run from dist)`);
+    fc = await startFailoverCluster('vmig', SETTINGS, log);
+    // State running only, every 200 ms on every host: an incoming migration is paused, so not counted.
+    strictWatch = (async () => {
+      while (watching) {
+        const lists = await Promise.all(fc!.cluster.hosts.map(async (h) => [h.name, await runningOn(h).catch(() => [])] as const));
+        const by = new Map<string, string[]>();
+        for (const [h, us] of lists) for (const u of us) by.set(u, [...(by.get(u) ?? []), h]);
+        for (const [u, hs] of by) if (hs.length > 1) bothRunning.push(`${new Date().toISOString()} ${u} running on ${hs.join(' and ')}`);
+        await realClock.sleep(200);
+      }
+    })();
+  });
+
+  after(async () => {
+    watching = false;
+    await strictWatch;
+    await fc?.close();
+  });
+
+  it('the guest defined in ZK on hv1 runs there (virsh) and ticks', async () => {
+    g = await placeGuest(fc!, fc!.cluster.host('hv1'));
+    assert.deepEqual(fc!.watch.where(g.uuid).length <= 1, true);
+  });
+
+  it('migrate hv1 → hv2: runs on hv2 only, same boot (ticks continue), lastnode hv1', async () => {
+    const [hv1, hv2] = [fc!.cluster.host('hv1'), fc!.cluster.host('hv2')];
+    const r = await migrate(fc!, g, hv1, hv2, 'hv1');
+    windows.push([r.startedAt, r.doneAt]);
+    log(formatRun(r));
+    assert.deepEqual(await runningOn(hv2), [g.uuid]);
+    assert.deepEqual(await runningOn(hv1), []);
+    const p = paths.domain(g.uuid);
+    assert.deepEqual([await fc!.zk.read(p.state), await fc!.zk.read(p.node), await fc!.zk.read(p.lastNode)], ['start', 'hv2', 'hv1']);
+    const ticks = allTicks(fc!, g);
+    assert.ok(ticks.every((t, i) => i === 0 || t > ticks[i - 1]!), 'the tick count never restarts (no reboot)');
+    assert.ok(r.ticksAfter > r.ticksBefore);
+    assert.ok(r.totalMs < 60_000, `migration took ${r.totalMs} ms`);
+  });
+
+  it('unmigrate (node = lastnode, lastnode cleared): back on hv1, still the same boot', async () => {
+    const [hv1, hv2] = [fc!.cluster.host('hv1'), fc!.cluster.host('hv2')];
+    const r = await migrate(fc!, g, hv2, hv1, '');
+    windows.push([r.startedAt, r.doneAt]);
+    log(formatRun(r));
+    assert.deepEqual(await runningOn(hv1), [g.uuid]);
+    assert.deepEqual(await runningOn(hv2), []);
+    const p = paths.domain(g.uuid);
+    assert.deepEqual([await fc!.zk.read(p.state), await fc!.zk.read(p.node), await fc!.zk.read(p.lastNode)], ['start', 'hv1', '']);
+    const ticks = allTicks(fc!, g);
+    assert.ok(ticks.every((t, i) => i === 0 || t > ticks[i - 1]!), 'the tick count never restarts (no reboot)');
+  });
+
+  it('migrate to hv3 whose libvirtd is stopped: the VM keeps running on hv1, state start, node hv1, failedreason', async () => {
+    const [hv1, hv3] = [fc!.cluster.host('hv1'), fc!.cluster.host('hv3')];
+    await hv3.stopService('libvirtd');
+    const p = paths.domain(g.uuid);
+    const t0 = realClock.now();
+    await fc!.zk.write([[p.state, 'migrate'], [p.node, 'hv3'], [p.lastNode, 'hv1']]);
+    await waitFor('migration aborted (node back to hv1)', 120_000, async () => ((await fc!.zk.read(p.node)) === 'hv1' ? true : undefined), 200);
+    log(`aborted after ${((realClock.now() - t0) / 1000).toFixed(1)} s: ${await fc!.zk.read(p.failedReason)}`);
+    assert.deepEqual([await fc!.zk.read(p.state), await fc!.zk.read(p.lastNode)], ['start', 'hv1']);
+    assert.match((await fc!.zk.read(p.failedReason)) ?? '', /Migration to hv3 failed: .*(Timed out waiting for peer|virsh)/);
+    assert.deepEqual(await runningOn(hv1), [g.uuid]);
+    await realClock.sleep(3000);
+    assert.deepEqual(await runningOn(hv1), [g.uuid], 'still running on hv1 a few seconds later');
+  });
+
+  it('no VM ever ran on two hosts (every libvirtd polled every 200 ms)', async () => {
+    log(`DoubleRunWatch: ${fc!.watch.polls} polls, ${fc!.watch.violations.length} active-on-two-hosts samples; state-running watch: ${bothRunning.length}`);
+    for (const v of fc!.watch.violations) log(`  active on two hosts: ${v}`);
+    assert.deepEqual(bothRunning, []);
+    // DoubleRunWatch counts active domains: only inside a live migration (target paused, incoming) is that allowed.
+    const outside = fc!.watch.violations.filter((v) => {
+      const at = Date.parse(v.split(' ')[0]!);
+      return !windows.some(([a, b]) => at >= a - 500 && at <= b + 500);
+    });
+    assert.deepEqual(outside, [], 'active on two hosts outside a live migration');
+    assert.ok(fc!.watch.polls > 10);
+  });
+});
