@@ -1,0 +1,126 @@
+/**
+ * VM start latency (issue 4 item 10): on one harness host (real libvirtd, TCG guest, real ZK) with
+ * a real vmd running, 50 times: write `state=start` for a stopped guest assigned to hv1 and time
+ * until libvirt reports it started; in the same run, interleaved, 50 direct `createXML` of the
+ * same XML (through @unraid/libvirt, the binding vmd uses; another name/uuid so vmd leaves it
+ * alone). Both are timed the same way: until the `Started` lifecycle event of a
+ * `virsh event --loop` stream arrives. Prints p50/p99 of both and the overhead (ms and ratio).
+ * Root only; ~3 min.
+ *
+ *   node --conditions=development --import tsx bench/vm-start.ts [--runs 50]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Hypervisor as Libvirt } from '@unraid/libvirt';
+import { realClock } from '@pvc/runtime';
+import { connectZk, newDomainObject, newNodeObject, paths } from '@pvc/zk';
+import { createCluster, missingPrerequisites, waitFor } from '../tests/cluster/harness/index.js';
+import { startVmdProcess } from '../tests/integration/vmd/vmd-process.js';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '50' } } });
+const RUNS = Number(values.runs);
+const VMD_UUID = '000000b1-1111-2222-3333-444444444444';
+const DIRECT_UUID = '000000b2-1111-2222-3333-444444444444';
+const sleep = (ms: number): Promise<void> => realClock.sleep(ms);
+
+/** Arrival times of `Started`/`Stopped` lifecycle events per domain name, from `virsh event --loop`. */
+function eventStream(uri: string) {
+  const child = spawn('virsh', ['-c', uri, 'event', '--loop', '--event', 'lifecycle'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const waiters: { name: string; what: string; resolve: (t: number) => void }[] = [];
+  let buf = '';
+  child.stdout.on('data', (d: Buffer) => {
+    const t = performance.now();
+    buf += d.toString();
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    for (const line of lines) {
+      const m = /for domain '([^']+)': (\w+)/.exec(line);
+      if (!m) continue;
+      for (const w of waiters.splice(0)) {
+        if (w.name === m[1] && w.what === m[2]) w.resolve(t);
+        else waiters.push(w);
+      }
+    }
+  });
+  return {
+    next: (name: string, what: string): Promise<number> => new Promise((resolve) => waiters.push({ name, what, resolve })),
+    close: () => child.kill('SIGTERM'),
+  };
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+}
+
+async function main(): Promise<void> {
+  const missing = missingPrerequisites();
+  if (missing.length > 0) throw new Error(`missing prerequisites: ${missing.join(', ')}`);
+  const cluster = await createCluster({ name: 'vmsb', hosts: 1, coordinators: 1 });
+  const hv1 = cluster.hosts[0]!;
+  const dir = mkdtempSync(join(tmpdir(), 'pvc-bench-start-'));
+  const zk = await connectZk({ hosts: cluster.zk.connectString.split(','), clock: realClock });
+  const vmd = startVmdProcess({ dir, node: 'hv1', hosts: { hv1: hv1.clusterIp }, libvirtUri: hv1.libvirtUri });
+  const lv = new Libvirt({ uri: hv1.libvirtUri });
+  const events = eventStream(hv1.libvirtUri);
+  try {
+    for (const p of [paths.nodes, paths.domains]) await zk.ensurePath(p);
+    const n = newNodeObject({ name: 'hv1', daemonMode: 'coordinator', nowMs: realClock.now(), staticData: '2 6.1 debian x86_64', pvcVersion: '0', ipmi: { hostname: '', username: '', password: '' } });
+    await zk.createObject(n.root, n.entries);
+    await zk.write([[paths.node('hv1').domainState, 'ready'], [paths.node('hv1').daemonState, 'run']]);
+    const vmdXml = cluster.guest.domainXml('bench-vmd', { uuid: VMD_UUID, memoryMiB: 96 });
+    const directXml = cluster.guest.domainXml('bench-direct', { uuid: DIRECT_UUID, memoryMiB: 96 });
+    const d = newDomainObject({ uuid: VMD_UUID, name: 'bench-vmd', node: 'hv1', state: 'stop', xml: vmdXml });
+    await zk.createObject(d.root, d.entries);
+    await lv.connectOpen();
+    await waitFor('vmd connected to ZK', 30_000, async () => (/connected to libvirt/.test(vmd.output()) ? true : undefined), 200);
+    await sleep(2000);
+    const viaVmd: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      let started = events.next('bench-vmd', 'Started');
+      let t0 = performance.now();
+      await zk.write([[paths.domain(VMD_UUID).state, 'start']]);
+      viaVmd.push((await started) - t0);
+      const stopped = events.next('bench-vmd', 'Stopped');
+      await zk.write([[paths.domain(VMD_UUID).state, 'stop']]);
+      await stopped;
+      await sleep(500 + Math.random() * 1500); // vmd idle at a random point of its 2 s resync period
+
+      started = events.next('bench-direct', 'Started');
+      t0 = performance.now();
+      await lv.domainCreateXML(directXml);
+      direct.push((await started) - t0);
+      const dom = await lv.domainLookupByUUIDString(DIRECT_UUID);
+      const stopped2 = events.next('bench-direct', 'Stopped');
+      await dom.destroy();
+      await stopped2;
+      await sleep(300);
+      if ((i + 1) % 10 === 0) process.stdout.write(`${i + 1}/${RUNS}\n`);
+    }
+    const f = (x: number): string => x.toFixed(1);
+    const [v50, v99, d50, d99] = [pct(viaVmd, 50), pct(viaVmd, 99), pct(direct, 50), pct(direct, 99)];
+    process.stdout.write(
+      `\nruns ${RUNS}\n` +
+        `via vmd (state=start written → Started event): p50 ${f(v50)} ms, p99 ${f(v99)} ms, min ${f(Math.min(...viaVmd))}, max ${f(Math.max(...viaVmd))}\n` +
+        `direct createXML (call → Started event):        p50 ${f(d50)} ms, p99 ${f(d99)} ms, min ${f(Math.min(...direct))}, max ${f(Math.max(...direct))}\n` +
+        `overhead p50: ${f(v50 - d50)} ms, ratio ${(v50 / d50).toFixed(2)}x; p99: ${f(v99 - d99)} ms, ratio ${(v99 / d99).toFixed(2)}x\n`,
+    );
+  } finally {
+    events.close();
+    await zk.write([[paths.domain(VMD_UUID).state, 'stop']]).catch(() => undefined);
+    await sleep(1000);
+    vmd.child.kill('SIGTERM');
+    await vmd.exited;
+    for (const u of [VMD_UUID, DIRECT_UUID]) await hv1.virsh(['destroy', u]).catch(() => undefined);
+    await lv.connectClose().catch(() => undefined);
+    await zk.close();
+    await cluster.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
