@@ -5,7 +5,7 @@
  * same XML (through @unraid/libvirt, the binding vmd uses; another name/uuid so vmd leaves it
  * alone). Both are timed the same way: until the `Started` lifecycle event of a
  * `virsh event --loop` stream arrives. Prints p50/p99 of both and the overhead (ms and ratio).
- * Root only; ~3 min.
+ * Root only; ~9 min on 2 cores (a TCG start and stop per run).
  *
  *   node --conditions=development --import tsx bench/vm-start.ts [--runs 50]
  */
