@@ -2,7 +2,10 @@
 # The main job, on a fresh Debian 12 machine as root:
 #   bash scripts/demo.sh up      install + build, bring up a local 3-host cluster (network namespaces, a
 #                                libvirtd and an IPMI simulator per host, a 3-server Zookeeper ensemble)
-#                                and boot a guest on the first host, then print what to try next
+#                                and boot a guest on the first host through vmd, live-migrate it to
+#                                another host through vmd (timed), then print what to try next
+#   bash scripts/demo.sh migrate live-migrate the guest again through Zookeeper/vmd: back to where it
+#                                came from when it was migrated (unmigrate), else to the next host
 #   bash scripts/demo.sh down    tear everything down
 #   bash scripts/demo.sh status  power, libvirtd and Zookeeper quorum of each host
 set -euo pipefail
@@ -22,7 +25,8 @@ case "$cmd" in
     fi
     node --conditions=development --import tsx tests/cluster/demo-guest.ts "$NAME" demo-vm1
     ;;
+  migrate) node --conditions=development --import tsx tests/cluster/demo-guest.ts "$NAME" demo-vm1 ;;
   down) "${CTL[@]}" down --name "$NAME" ;;
   status) "${CTL[@]}" status --name "$NAME" ;;
-  *) echo "usage: bash scripts/demo.sh up|down|status" >&2; exit 2 ;;
+  *) echo "usage: bash scripts/demo.sh up|migrate|down|status" >&2; exit 2 ;;
 esac

@@ -88,7 +88,7 @@ class TickSampler {
  * Writes the keys of a migration (`state=migrate`, `node=to`, `lastnode` as given) and waits for
  * the guest to run on `to` only with `state=start`; then for two more ticks (it keeps running).
  */
-export async function migrate(fc: FailoverCluster, g: MigGuest, from: ClusterHost, to: ClusterHost, lastnode: string, state = 'migrate'): Promise<MigrationRun> {
+export async function migrate(fc: Pick<FailoverCluster, 'cluster' | 'zk'>, g: MigGuest, from: ClusterHost, to: ClusterHost, lastnode: string, state = 'migrate'): Promise<MigrationRun> {
   const p = paths.domain(g.uuid);
   const consoleLog = fc.cluster.guest.consoleLog(g.name);
   const sampler = new TickSampler(consoleLog, g.name);
@@ -114,7 +114,7 @@ export async function migrate(fc: FailoverCluster, g: MigGuest, from: ClusterHos
 }
 
 /** Every tick number in the console log, in order (a reboot would restart the count). */
-export function allTicks(fc: FailoverCluster, g: MigGuest): number[] {
+export function allTicks(fc: Pick<FailoverCluster, 'cluster'>, g: MigGuest): number[] {
   return [...readTicks(fc.cluster.guest.consoleLog(g.name), g.name)];
 }
 
