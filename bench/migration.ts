@@ -39,7 +39,7 @@ async function main(): Promise<void> {
       console.log(`run ${r + 1}: ${formatRun(run)}${reason ? ` (failedreason: ${reason})` : ''}`);
       out.push(run);
     }
-    console.log(`\nDoubleRunWatch: ${fc.watch.polls} polls, ${fc.watch.violations.length} samples with the guest active on two hosts`);
+    console.log(`\nDoubleRunWatch: ${fc.watch.polls} polls, ${fc.watch.violations.length} samples with the guest running on two hosts, ${fc.watch.activeOnTwo.length} active on two (incoming, paused)`);
   } finally {
     await fc.close();
   }

@@ -1,6 +1,7 @@
 /**
  * Observers for cluster tests that run beside the scenario: the "no VM runs on two hosts at once"
- * invariant (every host's libvirtd polled with `virsh list --uuid`), and the Zookeeper quorum.
+ * invariant (every host's libvirtd polled with `virsh list --uuid --state-running`; active domains
+ * on two hosts recorded apart), and the Zookeeper quorum.
  */
 import { realClock } from '@pvc/runtime';
 import { fourLetterWord, HostPoweredOffError, parseMode, quorumFrom } from './harness/index.js';
@@ -34,12 +35,21 @@ abstract class PollingWatch {
   }
 }
 
-/** Polls every powered host's running domains; records double runs and when each UUID was first seen where. */
+/**
+ * Polls every powered host's domains (`virsh list --uuid --state-running` and `virsh list --uuid`,
+ * side by side). A UUID in state running on two hosts at once is a double run (`violations`). A
+ * UUID merely active on two hosts is recorded apart (`activeOnTwo`, for information): inside a live
+ * migration the target's incoming domain is active and paused until the switch-over, and that is
+ * not a double run.
+ */
 export class DoubleRunWatch extends PollingWatch {
+  /** Samples with a UUID in state running on two hosts. */
   readonly violations: string[] = [];
+  /** Samples with a UUID active (running, paused, …) on two hosts: expected inside a live migration. */
+  readonly activeOnTwo: string[] = [];
   /** `${uuid}@${host}` → first time (ms) the domain was seen running there. */
   readonly firstSeen = new Map<string, number>();
-  /** The last poll's UUIDs per host (powered-off or silent hosts absent). */
+  /** The last poll's running UUIDs per host (powered-off or silent hosts absent). */
   last = new Map<string, string[]>();
   polls = 0;
 
@@ -47,14 +57,14 @@ export class DoubleRunWatch extends PollingWatch {
     super(everyMs);
   }
 
-  /** Hosts on which `uuid` ran at the last poll. */
+  /** Hosts on which `uuid` was running at the last poll. */
   where(uuid: string): string[] {
     return [...this.last].filter(([, us]) => us.includes(uuid)).map(([h]) => h);
   }
 
-  private async listOn(host: ClusterHost): Promise<string[] | undefined> {
+  private async listOn(host: ClusterHost, runningOnly: boolean): Promise<string[] | undefined> {
     try {
-      const r = await host.virsh(['list', '--uuid'], { timeoutMs: 5_000 });
+      const r = await host.virsh(['list', '--uuid', ...(runningOnly ? ['--state-running'] : [])], { timeoutMs: 5_000 });
       return r.exitCode === 0 ? r.stdout.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
     } catch (err) {
       if (err instanceof HostPoweredOffError) return undefined;
@@ -66,23 +76,30 @@ export class DoubleRunWatch extends PollingWatch {
     const t = realClock.now();
     // Each list is stamped when it came back: the domain was certainly running by then.
     const lists = await Promise.all(this.hosts.map(async (h) => {
-      const uuids = await this.listOn(h).catch(() => undefined);
-      return [h.name, uuids, realClock.now()] as const;
+      const [running, active] = await Promise.all([
+        this.listOn(h, true).catch(() => undefined), this.listOn(h, false).catch(() => undefined),
+      ]);
+      return [h.name, running, active, realClock.now()] as const;
     }));
     const now = new Map<string, string[]>();
-    const by = new Map<string, string[]>();
-    for (const [host, uuids, at] of lists) {
+    for (const [host, uuids, , at] of lists) {
       if (!uuids) continue;
       now.set(host, uuids);
-      for (const u of uuids) {
-        by.set(u, [...(by.get(u) ?? []), host]);
-        if (!this.firstSeen.has(`${u}@${host}`)) this.firstSeen.set(`${u}@${host}`, at);
-      }
+      for (const u of uuids) if (!this.firstSeen.has(`${u}@${host}`)) this.firstSeen.set(`${u}@${host}`, at);
     }
-    for (const [u, hs] of by) if (hs.length > 1) this.violations.push(`${new Date(t).toISOString()} ${u} runs on ${hs.join(' and ')}`);
+    const stamp = new Date(t).toISOString();
+    for (const [u, hs] of onTwo(lists.map(([h, r]) => [h, r] as const))) this.violations.push(`${stamp} ${u} runs on ${hs.join(' and ')}`);
+    for (const [u, hs] of onTwo(lists.map(([h, , a]) => [h, a] as const))) this.activeOnTwo.push(`${stamp} ${u} active on ${hs.join(' and ')}`);
     this.last = now;
     this.polls++;
   }
+}
+
+/** UUIDs listed by more than one host, with those hosts. */
+function onTwo(lists: readonly (readonly [string, readonly string[] | undefined])[]): [string, string[]][] {
+  const by = new Map<string, string[]>();
+  for (const [host, uuids] of lists) for (const u of uuids ?? []) by.set(u, [...(by.get(u) ?? []), host]);
+  return [...by].filter(([, hs]) => hs.length > 1);
 }
 
 /** One quorum sample: when, whether the ensemble had a leader and a serving majority, and the modes. */
