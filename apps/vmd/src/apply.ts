@@ -4,6 +4,8 @@ import { prepareXml } from './domain-xml.js';
 import { VmdError } from './errors.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import type { MigrationTracker } from './migration/tracker.js';
+import { flushBeforeStart } from './storage/flush-before-start.js';
+import type { RbdStartGuard } from './storage/start-guard.js';
 import type { Action, Expect, ShutdownInProgress } from './model.js';
 
 /** What the apply step works with. */
@@ -18,6 +20,8 @@ export interface ApplyDeps {
   shutdowns: Map<string, ShutdownInProgress>;
   /** Runs migration jobs in the background; absent = migrations are logged and not done. */
   migrations?: MigrationTracker | undefined;
+  /** RBD lock flush through cephd before a start (`functions.enable_storage`); absent = none. */
+  rbd?: RbdStartGuard | undefined;
 }
 
 /** Outcome of one action. `skipped` = ZK changed since planning (the next pass replans). */
@@ -105,6 +109,7 @@ async function run(action: Action, deps: ApplyDeps): Promise<void> {
 const startVm: Exec<'start'> = async (a, deps) => {
   const p = paths.domain(a.uuid);
   const t0 = deps.clock.now();
+  if (deps.rbd && !(await flushBeforeStart(deps.rbd, a.uuid, deps))) return;
   try {
     const stored = await deps.zk.read(p.xml);
     if (stored === undefined || stored.trim() === '') throw new VmdError('BAD_XML', 'the VM has no stored XML (xml key empty or missing)');

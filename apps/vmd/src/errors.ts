@@ -8,7 +8,8 @@ export type VmdErrorCode =
   | 'BAD_XML'
   | 'LIBVIRT_TIMEOUT'
   | 'MIGRATION_FAILED'
-  | 'MIGRATION_ABORTED';
+  | 'MIGRATION_ABORTED'
+  | 'RBD_LOCKS';
 
 /** A vmd failure with a stable code; `message` is what goes into `failedreason` / logs. */
 export class VmdError extends PvcError {

@@ -11,6 +11,7 @@ import { connectZk } from '@pvc/zk';
 import { realConsoleFiles, virshLiveXml } from './console/index.js';
 import { createLibvirtHypervisor } from './host/libvirt-hypervisor.js';
 import { lateBoundVmdService } from './rpc/vmd-service.js';
+import { cephdRbdLocks } from './storage/rbd-locks.js';
 import { connectUntilReady, createVmd, runVmd } from './vmd.js';
 
 const service = lateBoundVmdService();
@@ -30,7 +31,8 @@ process.exit(
       const hv = createLibvirtHypervisor({ uri: config.system.configuration.hypervisor.libvirt_uri, clock, logger });
       const exec = createExec(logger);
       const liveXml = virshLiveXml(exec, config.system.configuration.hypervisor.libvirt_uri);
-      const ports = { zk, hv, clock, logger, exec, console: { files: realConsoleFiles, liveXml } };
+      const rbd = config.functions.enable_storage ? cephdRbdLocks(config.system.configuration.directories.dynamic_directory) : undefined;
+      const ports = { zk, hv, clock, logger, exec, console: { files: realConsoleFiles, liveXml }, ...(rbd && { rbd }) };
       const vmd = createVmd(config, ports);
       service.bind(vmd.api);
       try {

@@ -8,6 +8,7 @@ import type { MigrationTracker } from './migration/tracker.js';
 import type { Action, DesiredVm, ObservedDomain, ShutdownInProgress } from './model.js';
 import { plan } from './plan.js';
 import { computeResources, statsJson } from './resources.js';
+import type { RbdStartGuard } from './storage/start-guard.js';
 
 /** What the reconciler needs; built by the composition root (real) or tests (fakes). */
 export interface ReconcilerDeps {
@@ -28,6 +29,10 @@ export interface ReconcilerDeps {
   migrations?: MigrationTracker | undefined;
   /** Called after every pass that could list libvirt (the console/VNC watcher's sync). */
   onObserved?: (desired: ReadonlyMap<string, DesiredVm>, observed: ReadonlyMap<string, ObservedDomain>) => void;
+  /** RBD lock flush before a start (passed on to apply); absent = storage disabled. */
+  rbd?: RbdStartGuard | undefined;
+  /** Node flush/unflush: told this node's `domainstate` after every pass; stopped with the loop. */
+  flusher?: { sync(domainState: string | undefined): void; stop(): Promise<void> } | undefined;
 }
 
 /** What one pass did (for tests and the status log). */
@@ -93,6 +98,7 @@ export class Reconciler {
       }
     } finally {
       stopStats();
+      await this.deps.flusher?.stop();
       await this.deps.migrations?.stop();
       this.store.stop();
     }
@@ -133,6 +139,7 @@ export class Reconciler {
     this.cache = computeResources(this.deps.node, desired, this.observed);
     const guard = { ...this.store.guard(), halted: this.halted };
     if (!guard.zkConnected) return this.noteSkip('ZK session not connected: pass planned nothing');
+    this.deps.flusher?.sync(guard.domainState);
     this.logged.delete('zk-down');
     const actions = plan({
       node: this.deps.node, desired, observed: this.observed, guard, shutdowns: this.shutdowns,

@@ -5,8 +5,11 @@ import type { ZkClient } from '@pvc/zk';
 import { ConsoleWatcher, type ConsoleFiles, type LiveXmlReader } from './console/index.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import { watchLibvirtEvents } from './host/libvirt-events.js';
+import { NodeFlusher } from './flush/flusher.js';
 import { createMigrations } from './migration/create.js';
 import { Reconciler } from './reconciler.js';
+import type { RbdLocks } from './storage/rbd-locks.js';
+import { RbdStartGuard } from './storage/start-guard.js';
 import { createVmdService } from './rpc/vmd-service.js';
 
 /** The real or fake ports vmd runs on. */
@@ -19,6 +22,8 @@ export interface VmdPorts {
   exec?: Exec;
   /** Console log files and live XML (consolelog / vnc keys); omitted = not written. */
   console?: { files: ConsoleFiles; liveXml: LiveXmlReader };
+  /** cephd's lock flush; used before a start when `functions.enable_storage` (omitted = none). */
+  rbd?: RbdLocks;
 }
 
 /** Builds the reconciler and the gRPC implementation from the config and ports. */
@@ -40,6 +45,8 @@ export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconc
     shutdownTimeoutMs: hyp.vm_shutdown_timeout * 1000,
     statsIntervalMs: config.system.fencing.intervals.keepalive_interval * 1000,
     migrations,
+    rbd: config.functions.enable_storage && ports.rbd ? new RbdStartGuard(ports.rbd) : undefined,
+    flusher: new NodeFlusher({ zk: ports.zk, hv: ports.hv, clock: ports.clock, logger: ports.logger.child({ component: 'flush' }), node: config.node }),
     onObserved: watcher && ((desired, observed) => watcher.sync(desired, observed)),
   });
   if (migrations) migrations.onDone = () => reconciler.trigger();
@@ -67,6 +74,7 @@ export async function runVmd(
   } finally {
     await watcher?.stop();
     await events;
+    ports.rbd?.close();
     await ports.hv.close();
   }
 }

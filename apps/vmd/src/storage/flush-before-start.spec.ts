@@ -1,0 +1,75 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { newDomainObject, paths } from '@pvc/zk';
+import { Reconciler } from '../reconciler.js';
+import { testXml, unitRig } from '../testing.js';
+import { FakeRbdLocks } from './fake-rbd-locks.js';
+import { RbdStartGuard } from './start-guard.js';
+
+const U1 = '11111111-0000-0000-0000-0000000000b1';
+
+/** The unit rig plus one vmd on hv1 whose starts go through an RBD guard over `locks`. */
+async function rbdRig(rbdList: string[], locks = new FakeRbdLocks()) {
+  const rig = await unitRig();
+  const d = newDomainObject({ uuid: U1, name: 'vm1', xml: testXml('vm1', U1), node: 'hv1', state: 'start', rbdList });
+  await rig.admin.createObject(d.root, d.entries);
+  const zk = await rig.server.connect();
+  const ac = new AbortController();
+  const r = new Reconciler({
+    zk, hv: rig.hv, clock: rig.clock, logger: rig.logger, node: 'hv1', domainType: 'qemu', shutdownTimeoutMs: 10_000,
+    resyncMs: 2000, statsIntervalMs: 5000, rbd: new RbdStartGuard(locks, { maxFailures: 3 }),
+  });
+  const running = r.run(ac.signal);
+  const stop = async (): Promise<void> => {
+    ac.abort();
+    await rig.clock.advance(10);
+    await running;
+    await zk.close();
+    await rig.stop();
+  };
+  return { ...rig, locks, stop };
+}
+
+describe('vmd flushes a VM\'s RBD locks through cephd before starting it (fake cephd)', () => {
+  it('rbdlist set: FlushLocks with those images, then the start', async () => {
+    const rig = await rbdRig(['vms/vm1_disk0', 'vms/vm1_disk1']);
+    await rig.settle();
+    assert.deepEqual(rig.locks.calls, [['vms/vm1_disk0', 'vms/vm1_disk1']]);
+    assert.equal(rig.hv.isRunning(U1), true);
+    await rig.settle(10_000);
+    assert.equal(rig.locks.calls.length, 1, 'a running VM is not flushed again');
+    await rig.stop();
+  });
+
+  it('empty rbdlist: cephd is not asked', async () => {
+    const rig = await rbdRig([]);
+    await rig.settle();
+    assert.deepEqual(rig.locks.calls, []);
+    assert.equal(rig.hv.isRunning(U1), true);
+    await rig.stop();
+  });
+
+  it('cephd down: no start, a log line per pass naming the attempt; after 3 fail + failedreason; later a start works', async () => {
+    const locks = new FakeRbdLocks();
+    locks.error = new Error('14 UNAVAILABLE: No connection established');
+    const rig = await rbdRig(['vms/vm1_disk0'], locks);
+    await rig.settle(1000);
+    assert.equal(rig.hv.isRunning(U1), false);
+    const first = rig.lines.find((l) => typeof l.err === 'string' && l.err.includes('RBD lock flush before start failed'));
+    assert.equal(first?.err, 'RBD lock flush before start failed (attempt 1 of 3): cephd FlushLocks failed: 14 UNAVAILABLE: No connection established; start not attempted, retried next pass');
+    assert.equal(first?.vm, 'vm1');
+    assert.equal(await rig.admin.read(paths.domain(U1).state), 'start', 'still start after one failure');
+    await rig.settle(10_000);
+    const p = paths.domain(U1);
+    assert.equal(await rig.admin.read(p.state), 'fail');
+    assert.equal(await rig.admin.read(p.failedReason), 'Could not safely free RBD locks (3 attempts): cephd FlushLocks failed: 14 UNAVAILABLE: No connection established');
+    assert.equal(rig.locks.calls.length, 3);
+    assert.equal(rig.hv.creates.get(U1), undefined, 'never started');
+    locks.error = undefined;
+    await rig.admin.write([[p.state, 'start']]);
+    await rig.settle();
+    assert.equal(rig.hv.isRunning(U1), true);
+    assert.equal(await rig.admin.read(p.failedReason), '');
+    await rig.stop();
+  });
+});

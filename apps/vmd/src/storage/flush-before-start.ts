@@ -1,0 +1,27 @@
+import type { Logger } from '@pvc/runtime';
+import { codec, paths, type ZkClient } from '@pvc/zk';
+import { VmdError } from '../errors.js';
+import type { RbdStartGuard } from './start-guard.js';
+
+/**
+ * The RBD step of a start: reads the VM's `rbdlist` and flushes those images' locks through cephd.
+ * True = go on with the start. On a failed flush it throws `RBD_LOCKS` (retryable: the start is not
+ * attempted this pass, the next pass tries again); after the guard's limit it writes `state=fail`
+ * with the reason in `failedreason` and returns false.
+ */
+export async function flushBeforeStart(guard: RbdStartGuard, uuid: string, deps: { zk: ZkClient; logger: Logger }): Promise<boolean> {
+  const p = paths.domain(uuid);
+  const raw = (await deps.zk.read(p.rbdList)) ?? '';
+  const images = codec.commaList.decode(raw.trim(), p.rbdList).map((i) => i.trim()).filter((i) => i !== '');
+  const verdict = await guard.beforeStart(uuid, images);
+  if (verdict.kind === 'go') {
+    if (images.length > 0) deps.logger.info({ images }, 'RBD locks flushed before start');
+    return true;
+  }
+  if (verdict.kind === 'retry') {
+    throw new VmdError('RBD_LOCKS', `RBD lock flush before start failed (attempt ${verdict.attempt} of ${guard.limit}): ${verdict.reason}; start not attempted, retried next pass`, { retryable: true });
+  }
+  await deps.zk.write([[p.state, 'fail'], [p.failedReason, verdict.reason]]);
+  deps.logger.error({ images, failedreason: verdict.reason }, 'VM not started: RBD locks could not be freed; state fail');
+  return false;
+}
