@@ -1,0 +1,186 @@
+import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
+import { paths, type ZkClient } from '@pvc/zk';
+import type { Hypervisor } from '../host/hypervisor.js';
+import { readFlushVms, readNodeFacts } from './facts.js';
+import { planFlushStep, type FlushFailure, type FlushJob, type FlushKind, type FlushLimits, type FlushStep, type FlushWrite } from './plan.js';
+
+/**
+ * Defaults. `concurrency` 4: a live migration here is mostly waiting (the handshake's 0.5 s + 1 s
+ * pauses, lock round trips, a few hundred ms of copying a small guest), so 4 in flight hide most
+ * of it without making every copy compete for the links and CPUs at once; a constant, not a config key.
+ * Three tries per VM, 10 s apart; a move with no result after 5 min counts as failed (the
+ * sender's own bounds end far earlier).
+ */
+export const FLUSH_LIMITS: FlushLimits = { concurrency: 4, maxRounds: 3, retryPauseMs: 10_000, jobTimeoutMs: 300_000 };
+
+/** What the flusher works with. */
+export interface FlusherDeps {
+  zk: ZkClient;
+  hv: Hypervisor;
+  clock: Clock;
+  logger: Logger;
+  /** This node's name. */
+  node: string;
+  limits?: Partial<FlushLimits>;
+  /** Step interval, ms (default 500); a {@link NodeFlusher.sync} call steps at once. */
+  pollMs?: number;
+}
+
+interface Run {
+  kind: FlushKind;
+  ac: AbortController;
+  done: Promise<void>;
+}
+
+const DOMAIN_STATE_AFTER: Record<FlushKind, string> = { flush: 'flushed', unflush: 'ready' };
+
+/**
+ * Node flush / unflush (inventory §2.3): reacts to this node's `domainstate`. `flush` moves every
+ * VM off the node, up to `concurrency` at a time, then writes `flushed` — only after libvirt here
+ * shows no VM known to ZK. `unflush` brings back the VMs whose lastnode is this node, starts the
+ * autostart ones, then writes `ready`. A new flush/unflush (any change of `domainstate`) cancels
+ * the running one (moves already asked for finish through the migration machinery).
+ */
+export class NodeFlusher {
+  private current: Run | undefined;
+  private wake = new AbortController();
+  private readonly limits: FlushLimits;
+  /** Completed runs, `<kind> <outcome>` (tests, status). */
+  readonly history: string[] = [];
+
+  constructor(private readonly deps: FlusherDeps) {
+    this.limits = { ...FLUSH_LIMITS, ...deps.limits };
+  }
+
+  /** Called with this node's `domainstate` after every reconciler pass (and on its changes). */
+  sync(domainState: string | undefined): void {
+    const kind = domainState === 'flush' || domainState === 'unflush' ? domainState : undefined;
+    if (this.current !== undefined && this.current.kind === kind) {
+      this.wake.abort();
+      return;
+    }
+    if (this.current !== undefined) {
+      this.deps.logger.info({ was: this.current.kind, domainstate: domainState }, `${this.current.kind} cancelled: domainstate is now ${domainState ?? 'unset'}`);
+      this.current.ac.abort();
+      this.current = undefined;
+    }
+    if (kind === undefined) return;
+    const ac = new AbortController();
+    this.current = { kind, ac, done: this.run(kind, ac.signal) };
+  }
+
+  /** Stops a running flush/unflush (vmd stopping) and waits for it. */
+  async stop(): Promise<void> {
+    const run = this.current;
+    this.current = undefined;
+    run?.ac.abort();
+    await run?.done;
+  }
+
+  private async run(kind: FlushKind, signal: AbortSignal): Promise<void> {
+    const log = this.deps.logger.child({ op: kind });
+    const t0 = this.deps.clock.now();
+    log.info({ concurrency: this.limits.concurrency }, `${kind} started`);
+    let jobs: ReadonlyMap<string, FlushJob> = new Map();
+    let failures: ReadonlyMap<string, FlushFailure> = new Map();
+    let lastError: string | undefined;
+    let stuckLogged = false;
+    while (!signal.aborted) {
+      try {
+        const step = await this.step(kind, jobs, failures, signal);
+        jobs = step.jobs;
+        failures = step.failures;
+        lastError = undefined;
+        this.logStep(log, step);
+        if (step.outcome === 'done' && (await this.finish(kind, signal, log))) {
+          this.history.push(`${kind} done`);
+          log.info({ ms: this.deps.clock.now() - t0 }, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}`);
+          return;
+        }
+        if (step.outcome === 'stuck' && !stuckLogged) {
+          stuckLogged = true;
+          log.error({ vms: [...failures.keys()] }, `${kind} cannot finish: VMs still run here after ${this.limits.maxRounds} tries each; domainstate stays ${kind}`);
+        }
+      } catch (err) {
+        const why = describeError(err);
+        if (why !== lastError && !signal.aborted) log.warn({ err: why }, `${kind} step failed; retrying`);
+        lastError = why;
+      }
+      await this.pause(signal);
+    }
+    this.history.push(`${kind} cancelled`);
+  }
+
+  private async step(kind: FlushKind, jobs: ReadonlyMap<string, FlushJob>, failures: ReadonlyMap<string, FlushFailure>, signal: AbortSignal): Promise<FlushStep> {
+    const { zk, logger, node } = this.deps;
+    const active = new Set((await this.deps.hv.list()).filter((d) => d.active).map((d) => d.uuid));
+    const extra = new Set([...jobs.keys(), ...failures.keys()]);
+    const [vms, nodes, selector] = await Promise.all([
+      readFlushVms(zk, logger, node, active, extra),
+      kind === 'flush' ? readNodeFacts(zk, logger) : Promise.resolve([]),
+      zk.read(paths.config.migrationTargetSelector),
+    ]);
+    const step = planFlushStep({
+      kind, self: node, nowMs: this.deps.clock.now(), vms, nodes, clusterSelector: selector ?? 'mem', jobs, failures, limits: this.limits,
+    });
+    if (signal.aborted) return { ...step, writes: [], jobs };
+    const failed = await this.apply(step.writes);
+    if (failed.size === 0) return step;
+    return { ...step, jobs: new Map([...step.jobs].filter(([u]) => !failed.has(u))) };
+  }
+
+  /** Writes each VM's keys (one transaction per VM); returns the VMs whose write failed. */
+  private async apply(writes: readonly FlushWrite[]): Promise<Set<string>> {
+    const failed = new Set<string>();
+    await Promise.all(writes.map(async (w) => {
+      const p = paths.domain(w.uuid);
+      const pairs: [string, string][] = [];
+      if (w.state !== undefined) pairs.push([p.state, w.state]);
+      if (w.node !== undefined) pairs.push([p.node, w.node]);
+      if (w.lastNode !== undefined) pairs.push([p.lastNode, w.lastNode]);
+      if (w.autostart !== undefined) pairs.push([p.nodeAutostart, w.autostart ? 'True' : 'False']);
+      try {
+        await this.deps.zk.write(pairs);
+        this.deps.logger.info({ vm: w.name, uuid: w.uuid, state: w.state, node: w.node, why: w.why }, 'flush: VM keys written');
+      } catch (err) {
+        failed.add(w.uuid);
+        this.deps.logger.warn({ vm: w.name, uuid: w.uuid, err: describeError(err) }, 'flush: cannot write the VM keys; retried next step');
+      }
+    }));
+    return failed;
+  }
+
+  /** Writes flushed/ready if still asked for and (flush) libvirt here runs no VM known to ZK. */
+  private async finish(kind: FlushKind, signal: AbortSignal, log: Logger): Promise<boolean> {
+    const { zk, node } = this.deps;
+    if (kind === 'flush') {
+      const known = new Set(await zk.children(paths.domains));
+      const still = (await this.deps.hv.list()).filter((d) => d.active && known.has(d.uuid));
+      if (still.length > 0) {
+        log.debug({ vms: still.map((d) => d.name) }, 'flush: VMs still run here; not flushed yet');
+        return false;
+      }
+    }
+    if (signal.aborted || (await zk.read(paths.node(node).domainState)) !== kind) return false;
+    await zk.write([[paths.node(node).domainState, DOMAIN_STATE_AFTER[kind]]]);
+    return true;
+  }
+
+  private logStep(log: Logger, step: FlushStep): void {
+    for (const e of step.events) {
+      const fields = { vm: e.name, uuid: e.uuid, detail: e.detail };
+      if (e.kind === 'moved') log.info(fields, 'flush: VM moved');
+      else if (e.kind === 'failed') log.warn(fields, 'flush: VM could not be moved; it stays where it runs and is retried');
+      else log.error(fields, 'flush: VM could not be moved; giving up on it');
+    }
+  }
+
+  private async pause(signal: AbortSignal): Promise<void> {
+    this.wake = new AbortController();
+    try {
+      await this.deps.clock.sleep(this.deps.pollMs ?? 500, AbortSignal.any([signal, this.wake.signal]));
+    } catch (err) {
+      if (!(err instanceof AbortedError)) throw err;
+    }
+  }
+}
