@@ -49,6 +49,9 @@ export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: Abor
   for (const [i, vm] of vms.entries()) {
     signal?.throwIfAborted();
     const placement = plan.placements[i]?.result;
+    if (placement && placement.unknownLimitNodes.length > 0) {
+      logger.warn({ vm: vm.name, key: paths.domain(vm.uuid).nodeLimit, unknown: placement.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
+    }
     const ok = placement?.ok === true ? await moveVm(deps, vm, dead, placement.node) : await stopVm(deps, vm, dead, placement?.reason ?? 'no plan');
     if (ok && placement?.ok === true) recovered += 1;
     else left += 1;

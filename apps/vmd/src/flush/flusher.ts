@@ -142,6 +142,7 @@ export class NodeFlusher {
       try {
         await this.deps.zk.write(pairs);
         this.deps.logger.info({ vm: w.name, uuid: w.uuid, state: w.state, node: w.node, why: w.why }, 'flush: VM keys written');
+        if (w.unknownLimitNodes) this.deps.logger.warn({ vm: w.name, key: paths.domain(w.uuid).nodeLimit, unknown: w.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
       } catch (err) {
         failed.add(w.uuid);
         this.deps.logger.warn({ vm: w.name, uuid: w.uuid, err: describeError(err) }, 'flush: cannot write the VM keys; retried next step');

@@ -62,6 +62,8 @@ export interface FlushWrite {
   readonly lastNode?: string;
   readonly autostart?: boolean;
   readonly why: string;
+  /** `node_limit` entries that name no known node (reported with the VM's key, never fatal). */
+  readonly unknownLimitNodes?: readonly string[];
 }
 
 /** Something worth a log line. */
@@ -186,13 +188,14 @@ function startFlushMoves(ctx: StepCtx): FlushWrite[] {
     const planned = planPlacements([req], nodes, input.clusterSelector, exclude);
     nodes = planned.nodes;
     const result = planned.placements[0]?.result;
+    const unknown = result && result.unknownLimitNodes.length > 0 ? { unknownLimitNodes: result.unknownLimitNodes } : {};
     if (result?.ok) {
       newJob(ctx, vm, result.node);
       const state = vm.method === 'live' ? 'migrate-live' : 'migrate';
-      writes.push({ uuid: vm.uuid, name: vm.name, state, node: result.node, lastNode: vm.lastNode !== '' ? vm.lastNode : input.self, why: result.reason });
+      writes.push({ uuid: vm.uuid, name: vm.name, state, node: result.node, lastNode: vm.lastNode !== '' ? vm.lastNode : input.self, why: result.reason, ...unknown });
     } else {
       newJob(ctx, vm, undefined);
-      writes.push({ uuid: vm.uuid, name: vm.name, state: 'shutdown', autostart: true, why: `no migration target: ${result?.reason ?? 'none'}` });
+      writes.push({ uuid: vm.uuid, name: vm.name, state: 'shutdown', autostart: true, why: `no migration target: ${result?.reason ?? 'none'}`, ...unknown });
     }
   }
   return writes;
