@@ -135,3 +135,16 @@ test('storage enabled and cephd down: every VM with disks is left; storage disab
   assert.deepEqual(await recoverVms(off.deps, 'hv1'), { recovered: 1, left: 0 });
   assert.equal(off.peers.callsOf('flushRbdLocks').length, 0);
 });
+
+test('a node_limit naming unknown nodes is logged with the VM and its key; the VM still moves within the known ones', async () => {
+  const r = await rig();
+  const log = memoryLogger();
+  r.deps.logger = log.logger;
+  await seedDomain(r.raw, { uuid: 'lim', name: 'vm-lim', node: 'hv1', state: 'start', memoryMiB: 512, nodeLimit: ['hv3', 'hv9'] });
+  assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 1, left: 0 });
+  assert.equal((await domainKeys(r.raw, 'lim')).node, 'hv3');
+  const warned = log.lines.filter((l) => /node_limit names nodes that do not exist/.test(l.msg));
+  assert.equal(warned.length, 1);
+  assert.equal(warned[0]?.['key'], paths.domain('lim').nodeLimit);
+  assert.deepEqual(warned[0]?.['unknown'], ['hv9']);
+});
