@@ -42,7 +42,8 @@ describe('supervisor, standalone, real Zookeeper', () => {
       const s = sup;
       await waitFor('daemon state init', 30_000, async () => (states.includes('init') ? true : undefined), 10);
       const initMs = realClock.now() - s.startedAt;
-      const registered = s.lines().find((l) => l.msg === 'node registered: daemon state init');
+      // The log line travels through the child's stdout pipe: it may arrive after the ZK write is seen.
+      const registered = await waitFor('the registration log line', 10_000, async () => s.lines().find((l) => l.msg === 'node registered: daemon state init'), 20);
       console.log(`supervisor process start → daemon state init: ${initMs} ms (supervisor's own bring-up: ${String(registered?.elapsedMs)} ms)`);
       assert.equal(registered?.registration, 'created');
 

@@ -30,7 +30,7 @@ describe('real ZooKeeper: restarts and session expiry', () => {
   };
 
   before(async () => {
-    server = await ZkTestServer.start({ maxSessionTimeoutMs: 6000 });
+    server = await ZkTestServer.start({ maxSessionTimeoutMs: 20_000 });
   });
   after(async () => {
     await Promise.all(clients.map((c) => c.close()));
@@ -96,7 +96,8 @@ describe('real ZooKeeper: restarts and session expiry', () => {
   });
 
   it('a killed server (SIGKILL) comes back with its data; clients reconnect by themselves', async () => {
-    const c = await connect(6000);
+    // The session must outlive a JVM restart, which takes several seconds on a loaded 2-core machine.
+    const c = await connect(20_000);
     await c.ensurePath('/killed');
     await c.write([['/killed', 'durable']]);
     const seen = events(c);
