@@ -37,16 +37,21 @@ abstract class PollingWatch {
 
 /**
  * Polls every powered host's domains (`virsh list --uuid --state-running` and `virsh list --uuid`,
- * side by side). A UUID in state running on two hosts at once is a double run (`violations`). A
- * UUID merely active on two hosts is recorded apart (`activeOnTwo`, for information): inside a live
- * migration the target's incoming domain is active and paused until the switch-over, and that is
- * not a double run.
+ * side by side). A UUID in state running on two hosts in one poll is then confirmed by a sandwich —
+ * list host A, then B, then A again, one after the other: running on A before and after B saw it
+ * running means both ran at the moment of B's answer (A, B and A again in both orders). Only a
+ * confirmed one is a double run (`violations`); parallel lists taken at slightly different moments
+ * straddle a live migration's switch-over (source paused → target resumed) and are kept apart in
+ * `unconfirmed`. A UUID merely active on two hosts is recorded in `activeOnTwo` (for information):
+ * inside a live migration the target's incoming domain is active and paused.
  */
 export class DoubleRunWatch extends PollingWatch {
   /** Samples with a UUID in state running on two hosts. */
   readonly violations: string[] = [];
   /** Samples with a UUID active (running, paused, …) on two hosts: expected inside a live migration. */
   readonly activeOnTwo: string[] = [];
+  /** Running on two hosts in one parallel poll, but not confirmed by the sandwich check. */
+  readonly unconfirmed: string[] = [];
   /** `${uuid}@${host}` → first time (ms) the domain was seen running there. */
   readonly firstSeen = new Map<string, number>();
   /** The last poll's running UUIDs per host (powered-off or silent hosts absent). */
@@ -55,6 +60,17 @@ export class DoubleRunWatch extends PollingWatch {
 
   constructor(private readonly hosts: readonly ClusterHost[], everyMs = 200) {
     super(everyMs);
+  }
+
+  private async confirm(uuid: string, names: readonly string[]): Promise<string[] | undefined> {
+    const hosts = this.hosts.filter((h) => names.includes(h.name));
+    const list = (h: ClusterHost): Promise<string[] | undefined> => this.listOn(h, true);
+    for (const [i, a] of hosts.entries()) {
+      for (const b of hosts.slice(i + 1)) {
+        if ((await sandwich(list, a, b, uuid)) || (await sandwich(list, b, a, uuid))) return [a.name, b.name];
+      }
+    }
+    return undefined;
   }
 
   /** Hosts on which `uuid` was running at the last poll. */
@@ -88,11 +104,20 @@ export class DoubleRunWatch extends PollingWatch {
       for (const u of uuids) if (!this.firstSeen.has(`${u}@${host}`)) this.firstSeen.set(`${u}@${host}`, at);
     }
     const stamp = new Date(t).toISOString();
-    for (const [u, hs] of onTwo(lists.map(([h, r]) => [h, r] as const))) this.violations.push(`${stamp} ${u} runs on ${hs.join(' and ')}`);
+    for (const [u, hs] of onTwo(lists.map(([h, r]) => [h, r] as const))) {
+      const confirmed = await this.confirm(u, hs);
+      (confirmed ? this.violations : this.unconfirmed).push(`${stamp} ${u} runs on ${(confirmed ?? hs).join(' and ')}`);
+    }
     for (const [u, hs] of onTwo(lists.map(([h, , a]) => [h, a] as const))) this.activeOnTwo.push(`${stamp} ${u} active on ${hs.join(' and ')}`);
     this.last = now;
     this.polls++;
   }
+}
+
+/** The sandwich check: `uuid` running on `a`, then on `b`, then on `a` again, listed one after the other. */
+async function sandwich(list: (h: ClusterHost) => Promise<string[] | undefined>, a: ClusterHost, b: ClusterHost, uuid: string): Promise<boolean> {
+  const has = async (h: ClusterHost): Promise<boolean> => ((await list(h).catch(() => undefined)) ?? []).includes(uuid);
+  return (await has(a)) && (await has(b)) && (await has(a));
 }
 
 /** UUIDs listed by more than one host, with those hosts. */

@@ -67,7 +67,7 @@ describe('vmd node flush / ready on the real cluster [root only]', () => {
   });
 
   it('no guest ever ran on two hosts (every libvirtd polled every 200 ms, state running)', () => {
-    log(`DoubleRunWatch: ${fc!.watch.polls} polls, ${fc!.watch.violations.length} running on two, ${fc!.watch.activeOnTwo.length} active on two (incoming migrations)`);
+    log(`DoubleRunWatch: ${fc!.watch.polls} polls, ${fc!.watch.violations.length} running on two (confirmed), ${fc!.watch.unconfirmed.length} unconfirmed (parallel lists straddling a switch-over), ${fc!.watch.activeOnTwo.length} active on two (incoming migrations)`);
     assert.deepEqual(fc!.watch.violations, []);
     assert.ok(fc!.watch.polls > 10);
   });

@@ -88,7 +88,7 @@ describe('vmd live migration on the real cluster [root only]', () => {
 
   it('no VM ever ran on two hosts (every libvirtd polled every 200 ms)', async () => {
     const w = fc!.watch;
-    log(`DoubleRunWatch: ${w.polls} polls, ${w.violations.length} running-on-two-hosts samples, ${w.activeOnTwo.length} active-on-two-hosts samples`);
+    log(`DoubleRunWatch: ${w.polls} polls, ${w.violations.length} running-on-two-hosts samples (confirmed), ${w.unconfirmed.length} unconfirmed, ${w.activeOnTwo.length} active-on-two-hosts samples`);
     for (const v of w.activeOnTwo) log(`  ${v}`);
     assert.deepEqual(w.violations, []);
     // Active on two hosts is allowed only inside a live migration (the target's incoming domain, paused).
