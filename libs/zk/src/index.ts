@@ -9,6 +9,7 @@ export * from './schema.js';
 export * as codec from './codec.js';
 export type { Codec, DecodeResult, StaticData } from './codec.js';
 export * from './objects.js';
+export * from './node-figures.js';
 export { KazooLock, Lock, ReadLock, WriteLock, createLock } from './lock.js';
 export type { AcquireOptions, LockOptions, LostReason } from './lock.js';
 export { LOCK_RECIPES, findPredecessor, sortContenders } from './lock-naming.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '@pvc/runtime';
-import { codec, paths, type ZkClient } from '@pvc/zk';
+import { paths, readNodeFigures, type ZkClient } from '@pvc/zk';
 import type { NodeFacts } from '@pvc/placement';
 
 /** One node as a fencer sees it. Raw state text is kept: ZK may hold anything. */
@@ -27,37 +27,18 @@ export interface DomainRecord {
   rbdList: string[];
 }
 
-const NUMERIC = ['memTotal', 'memUsed', 'memFree', 'memAlloc', 'memProv', 'vcpuAlloc', 'cpuLoad', 'domainsCount'] as const;
-
-/** Reads a number, logging the key and using 0 when it is not one (bad data never crashes us). */
-function num(logger: Logger, key: string, raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 0;
-  const r = codec.safeDecode(codec.float, raw, key);
-  if (r.ok) return r.value;
-  logger.warn({ key, value: raw.slice(0, 40) }, 'not a number in ZK; using 0');
-  return 0;
-}
-
 /** Reads one node's record, or undefined when the node does not exist. */
 export async function readNode(zk: ZkClient, logger: Logger, name: string): Promise<NodeRecord | undefined> {
   const k = paths.node(name);
-  const keys = [k.daemonState, k.domainState, k.routerState, k.daemonMode, k.staticData, k.runningDomains,
-    k.ipmiHostname, k.ipmiUsername, k.ipmiPassword, ...NUMERIC.map((n) => k[n])] as const;
   if ((await zk.exists(k.root)) === undefined) return undefined;
-  const values = await Promise.all(keys.map((key) => zk.read(key)));
+  const keys = [k.routerState, k.daemonMode, k.runningDomains, k.ipmiHostname, k.ipmiUsername, k.ipmiPassword] as const;
+  const [facts, values] = await Promise.all([readNodeFigures(zk, name, logger), Promise.all(keys.map((key) => zk.read(key)))]);
   const v = (i: number): string => values[i] ?? '';
-  const n = Object.fromEntries(NUMERIC.map((key, i) => [key, num(logger, k[key], values[9 + i])])) as Record<(typeof NUMERIC)[number], number>;
-  const stat = codec.safeDecode(codec.staticData, v(4), k.staticData);
   return {
-    name, daemonState: v(0), domainState: v(1), routerState: v(2), daemonMode: v(3),
-    runningDomains: v(5).split(/\s+/).filter((s) => s !== '' && s !== '0'),
-    ipmi: { host: v(6), user: v(7), pass: v(8) },
-    facts: {
-      name, daemonState: v(0), domainState: v(1),
-      memTotalMiB: n.memTotal, memUsedMiB: n.memUsed, memFreeMiB: n.memFree, memAllocMiB: n.memAlloc,
-      memProvMiB: n.memProv, vcpuAlloc: n.vcpuAlloc, cpuLoad: n.cpuLoad, domainsCount: n.domainsCount,
-      ...(stat.ok ? { staticCpus: stat.value.cpuCount } : {}),
-    },
+    name, daemonState: facts.daemonState, domainState: facts.domainState, routerState: v(0), daemonMode: v(1),
+    runningDomains: v(2).split(/\s+/).filter((s) => s !== '' && s !== '0'),
+    ipmi: { host: v(3), user: v(4), pass: v(5) },
+    facts,
   };
 }
 

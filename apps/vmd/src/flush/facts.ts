@@ -1,41 +1,12 @@
 import type { NodeFacts } from '@pvc/placement';
 import type { Logger } from '@pvc/runtime';
-import { codec, paths, type ZkClient } from '@pvc/zk';
+import { paths, readAllNodeFigures, type ZkClient } from '@pvc/zk';
 import { xmlMemoryMiB } from '../domain-xml.js';
 import type { FlushVm } from './plan.js';
 
-const NUMERIC = ['memTotal', 'memUsed', 'memFree', 'memAlloc', 'memProv', 'vcpuAlloc', 'cpuLoad', 'domainsCount'] as const;
-
-/** A number from ZK, or 0 (logged) when the value is not one: bad data never stops a flush. */
-function num(logger: Logger, key: string, raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 0;
-  const r = codec.safeDecode(codec.float, raw, key);
-  if (r.ok) return r.value;
-  logger.warn({ key, value: raw.slice(0, 40) }, 'not a number in ZK; using 0');
-  return 0;
-}
-
-/**
- * The placement facts of every node under `/nodes` (the keys keepaliled's fence recovery reads,
- * `apps/keepaliled/src/fence/cluster-view.ts`; copied here because apps may not import apps).
- */
-export async function readNodeFacts(zk: ZkClient, logger: Logger): Promise<NodeFacts[]> {
-  const names = (await zk.children(paths.nodes)).sort();
-  const facts = await Promise.all(names.map(async (name): Promise<NodeFacts> => {
-    const k = paths.node(name);
-    const [daemonState, domainState, staticData, ...nums] = await Promise.all(
-      [k.daemonState, k.domainState, k.staticData, ...NUMERIC.map((n) => k[n])].map((p) => zk.read(p)),
-    );
-    const n = Object.fromEntries(NUMERIC.map((key, i) => [key, num(logger, k[key], nums[i])])) as Record<(typeof NUMERIC)[number], number>;
-    const stat = codec.safeDecode(codec.staticData, staticData ?? '', k.staticData);
-    return {
-      name, daemonState: daemonState ?? '', domainState: domainState ?? '',
-      memTotalMiB: n.memTotal, memUsedMiB: n.memUsed, memFreeMiB: n.memFree, memAllocMiB: n.memAlloc,
-      memProvMiB: n.memProv, vcpuAlloc: n.vcpuAlloc, cpuLoad: n.cpuLoad, domainsCount: n.domainsCount,
-      ...(stat.ok ? { staticCpus: stat.value.cpuCount } : {}),
-    };
-  }));
-  return facts;
+/** The placement facts of every node under `/nodes` (shared reader in `@pvc/zk`). */
+export function readNodeFacts(zk: ZkClient, logger: Logger): Promise<NodeFacts[]> {
+  return readAllNodeFigures(zk, logger);
 }
 
 function vcpusOf(xml: string): number {
