@@ -1,0 +1,56 @@
+import { codec, createLock, locks, paths, type ZkClient } from '@pvc/zk';
+import type { CliContext } from '../context.js';
+import { refused } from '../errors.js';
+import type { VmRef } from '../lookup.js';
+import { listNodes } from '../lookup.js';
+
+/**
+ * What a state change or its `--wait` looks at: the VM's own keys and where it really runs
+ * (the nodes whose `runningdomains` list it; keepaliled rewrites that list at every keepalive).
+ */
+export interface VmStatus {
+  state: string;
+  node: string;
+  lastNode: string;
+  failedReason: string;
+  /** Nodes whose `runningdomains` list the VM, sorted. */
+  runningOn: string[];
+}
+
+/** Reads a VM's state keys and the nodes it runs on. A vanished VM is an error (exit 1). */
+export async function readVmStatus(zk: ZkClient, ref: VmRef): Promise<VmStatus> {
+  const d = paths.domain(ref.uuid);
+  const [state, node, lastNode, failedReason] = await Promise.all([d.state, d.node, d.lastNode, d.failedReason].map((p) => zk.read(p)));
+  if (state === undefined) throw refused(`VM "${ref.name}" (${ref.uuid}) disappeared, or has no state key`);
+  const nodes = await listNodes(zk);
+  const lists = await Promise.all(nodes.map((n) => zk.read(paths.node(n).runningDomains)));
+  const runningOn = nodes.filter((_, i) => codec.runningDomains.decode(lists[i] ?? '', '').includes(ref.uuid));
+  return { state, node: node ?? '', lastNode: lastNode ?? '', failedReason: failedReason ?? '', runningOn };
+}
+
+/** One line about a status for `--wait` progress, e.g. `shutdown, node hv1, running on hv1`. */
+export function describeStatus(s: VmStatus): string {
+  const where = s.runningOn.length === 0 ? 'not running' : `running on ${s.runningOn.join(', ')}`;
+  return `${s.state}, node ${s.node || '(none)'}, ${where}`;
+}
+
+/** How long a command waits for the VM's state lock when no `--wait-timeout` applies, seconds. */
+export const LOCK_TIMEOUT_S = 60;
+
+/**
+ * Runs `fn` holding the kazoo exclusive Lock on `/domains/<uuid>/state`, like the original API's
+ * `change_state`/`move`/`migrate` (vmd's migration sender holds it for a whole migration, so a
+ * change queues behind one). Gives up after `timeoutS` with a one-line error (exit 1).
+ */
+export async function withStateLock<T>(ctx: CliContext, zk: ZkClient, ref: VmRef, timeoutS: number, fn: () => Promise<T>): Promise<T> {
+  const lock = createLock(zk, locks.domainState(ref.uuid), { clock: ctx.io.clock });
+  const got = await lock.acquire({ timeoutMs: timeoutS * 1000, ...(ctx.io.signal ? { signal: ctx.io.signal } : {}) });
+  if (!got) {
+    throw refused(`VM "${ref.name}": its state lock ${lock.path} stayed held by another change (a migration?) for ${timeoutS} s; nothing changed`);
+  }
+  try {
+    return await fn();
+  } finally {
+    await lock.release().catch(() => undefined);
+  }
+}
