@@ -1,8 +1,14 @@
 import type { Command } from 'commander';
 import { isSelector, SELECTORS } from '@pvc/placement';
 import type { CliContext } from '../context.js';
+import { writeFile } from 'node:fs/promises';
+import { describeError } from '@pvc/runtime';
+import { paths } from '@pvc/zk';
 import { usage } from '../errors.js';
+import { backupTree, checkBackup, restoreTree } from '../ops/backup.js';
 import { initCluster } from '../ops/init.js';
+import { showStatus } from './cluster-status.js';
+import { formatOf, formatOption } from './common.js';
 
 /** `pvc cluster init|status|maintenance|backup|restore`. */
 export function registerCluster(program: Command, ctx: CliContext): void {
@@ -22,5 +28,61 @@ export function registerCluster(program: Command, ctx: CliContext): void {
       const r = await initCluster(zk, { name: o.name, selector: o.selector, overwrite: o.overwrite === true });
       if (r.removed.length > 0) ctx.output.note(`Removed ${r.removed.join(', ')}`);
       ctx.output.line(`Initialised a PVC cluster (schema version 15, ${r.created} keys) on ${connection.hosts.join(',')}`);
+    });
+
+  group
+    .command('status')
+    .description('nodes, VMs by state, the primary, health and faults')
+    .addOption(formatOption())
+    .action(async (o: { format: string }) => showStatus(ctx, formatOf(o)));
+
+  group
+    .command('maintenance <on|off>')
+    .description('maintenance mode: no fencing and no faults while on')
+    .action(async (mode: string) => {
+      const on = ['on', 'true', 'yes'].includes(mode.toLowerCase());
+      if (!on && !['off', 'false', 'no'].includes(mode.toLowerCase())) throw usage(`maintenance: expected on or off, got "${mode}"`);
+      const { zk } = await ctx.cluster();
+      await zk.write([[paths.config.maintenance, on ? 'true' : 'false']]);
+      ctx.output.line(`Maintenance mode ${on ? 'on: nodes are not fenced' : 'off'}`);
+    });
+
+  group
+    .command('backup')
+    .description('dump the whole cluster tree as JSON (stdout, or --file)')
+    .option('-f, --file <path>', 'write to this file (mode 0600: it holds IPMI passwords) instead of stdout')
+    .action(async (o: { file?: string }) => {
+      const { zk } = await ctx.cluster();
+      const backup = await backupTree(zk);
+      const text = `${JSON.stringify(backup, null, 2)}\n`;
+      if (!o.file) return void ctx.io.stdout.write(text);
+      await writeFile(o.file, text, { mode: 0o600 }).catch((err: unknown) => {
+        throw usage(`cannot write ${o.file ?? ''}: ${describeError(err)}`);
+      });
+      ctx.output.line(`Wrote ${Object.keys(backup).length} keys to ${o.file}`);
+    });
+
+  group
+    .command('restore <file>')
+    .description('write every key of a backup back into Zookeeper (keys not in the backup are kept)')
+    .option('-y, --yes', 'confirm: this overwrites the cluster state, VM states included')
+    .action(async (file: string, o: { yes?: boolean }) => {
+      let text: string;
+      try {
+        text = await ctx.io.readFile(file);
+      } catch (err) {
+        throw usage(`cannot read ${file}: ${describeError(err)}`);
+      }
+      let doc: unknown;
+      try {
+        doc = JSON.parse(text);
+      } catch (err) {
+        throw usage(`${file}: not JSON: ${describeError(err)}`);
+      }
+      const backup = checkBackup(doc, file);
+      if (!o.yes) throw usage(`restore overwrites ${Object.keys(backup).length} keys of the cluster: add --yes to confirm`);
+      const { zk } = await ctx.cluster({ uninitialisedOk: true });
+      const n = await restoreTree(zk, backup);
+      ctx.output.line(`Restored ${n} keys from ${file}`);
     });
 }
