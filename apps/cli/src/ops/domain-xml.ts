@@ -80,6 +80,30 @@ export function withMemoryMiB(dx: DomainXml, mib: number): DomainXml {
   return parseDomainXml(serializeDomain(dx), dx.source);
 }
 
+/** A `<cpu><topology>` of the domain. */
+export interface CpuTopology {
+  sockets: number;
+  cores: number;
+  threads: number;
+}
+
+/**
+ * The `<cpu><topology>` element, or undefined when the domain has none. Missing attributes count
+ * as 1 (libvirt's default); a value that is not a positive whole number is an error naming it.
+ */
+export function cpuTopology(dx: DomainXml): CpuTopology | undefined {
+  const cpu = firstChild(dx.doc.documentElement as Element, 'cpu');
+  const topo = cpu ? firstChild(cpu, 'topology') : undefined;
+  if (!topo) return undefined;
+  const attr = (name: string): number => {
+    const raw = topo.getAttribute(name);
+    if (raw === null || raw === '') return 1;
+    if (!/^\d+$/.test(raw) || Number(raw) < 1) throw usage(`${dx.source}: <topology ${name}="${raw}"> is not a positive whole number`);
+    return Number(raw);
+  };
+  return { sockets: attr('sockets'), cores: attr('cores'), threads: attr('threads') };
+}
+
 function parseDocument(text: string, source: string): Document {
   if (text.trim() === '') throw usage(`${source}: empty file, expected a libvirt domain XML`);
   const problems: string[] = [];

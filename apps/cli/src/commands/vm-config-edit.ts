@@ -1,0 +1,131 @@
+import type { Command } from 'commander';
+import { describeError } from '@pvc/runtime';
+import type { CliContext } from '../context.js';
+import { usage } from '../errors.js';
+import { findVm } from '../lookup.js';
+import { readVmSummary } from '../ops/read.js';
+import { setMemory, setVcpus, type XmlChange } from '../ops/vm-config-edit.js';
+import { GUARD_HELP, parsePositiveInt } from '../ops/vm-config-guards.js';
+import { addTag, removeTag } from '../ops/vm-config-meta.js';
+import { changeVmState } from '../ops/vm-state.js';
+import { addWaitOptions, formatOf, formatOption, waitOf } from './common.js';
+
+/** Reads an input file through the CLI's I/O; an unreadable file is a usage error naming it. */
+export async function readInputFile(ctx: CliContext, file: string): Promise<string> {
+  try {
+    return await ctx.io.readFile(file);
+  } catch (err) {
+    throw usage(`cannot read ${file}: ${describeError(err)}`);
+  }
+}
+
+/** `-r, --restart` and its `--wait` on commands that change the XML of a possibly running VM. */
+export function addRestartOptions(cmd: Command): Command {
+  cmd.option('-r, --restart', 'restart the VM when it is running so that the change takes effect now');
+  return addWaitOptions(cmd, 'the restart');
+}
+
+/**
+ * After an XML change: with `restart` a running VM is restarted (`changeVmState`), otherwise the
+ * user is told that the change applies at the VM's next start.
+ */
+export async function afterXmlChange(ctx: CliContext, change: XmlChange, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }): Promise<void> {
+  const name = change.ref.name;
+  if (change.state !== 'start') {
+    ctx.output.line(`VM "${name}" is ${change.state || '(no state)'}: the change applies when it next starts${o.restart ? ' (nothing to restart)' : ''}`);
+    return;
+  }
+  if (!o.restart) {
+    ctx.output.line(`VM "${name}" is running: the change applies at its next start (or add --restart, or "pvc vm restart ${name}")`);
+    return;
+  }
+  const waitS = waitOf(o);
+  ctx.output.line(await changeVmState(ctx, change.ref, 'restart', waitS === undefined ? {} : { waitS }));
+}
+
+/** `pvc vm tag|vcpu|memory ...`. */
+export function registerVmEdits(group: Command, ctx: CliContext): void {
+  registerTag(group, ctx);
+  registerVcpu(group, ctx);
+  registerMemory(group, ctx);
+}
+
+function registerTag(group: Command, ctx: CliContext): void {
+  const tag = group.command('tag').description('VM tags: add, remove, get');
+  tag.command('add <vm> <tag>')
+    .description('add a tag to a VM (or change whether it is protected)')
+    .option('-p, --protected', 'mark the tag protected: "vm tag remove" then needs --force')
+    .action(async (vm: string, name: string, o: { protected?: boolean }) => {
+      const { zk } = await ctx.cluster();
+      const ref = await findVm(zk, vm);
+      const how = await addTag(zk, ref, name, o.protected === true);
+      ctx.output.line(`${how === 'added' ? 'Added' : 'Updated'} tag "${name}"${o.protected ? ' (protected)' : ''} on VM "${ref.name}"`);
+    });
+  tag.command('remove <vm> <tag>')
+    .description('remove a tag from a VM (a protected tag needs --force)')
+    .option('--force', 'remove the tag even when it is protected')
+    .action(async (vm: string, name: string, o: { force?: boolean }) => {
+      const { zk } = await ctx.cluster();
+      const ref = await findVm(zk, vm);
+      await removeTag(zk, ref, name, o.force === true);
+      ctx.output.line(`Removed tag "${name}" from VM "${ref.name}"`);
+    });
+  tag.command('get <vm>')
+    .description('show the tags of a VM')
+    .addOption(formatOption())
+    .action(async (vm: string, o: { format?: string }) => {
+      const { zk } = await ctx.cluster();
+      const s = await readVmSummary(zk, await findVm(zk, vm));
+      if (formatOf(o) === 'json') return ctx.output.json({ name: s.name, uuid: s.uuid, tags: s.tags });
+      if (s.tags.length === 0) return ctx.output.line(`VM "${s.name}" has no tags`);
+      ctx.output.table(s.tags, [
+        { header: 'Tag', value: (t) => t.name },
+        { header: 'Type', value: (t) => t.type },
+        { header: 'Protected', value: (t) => (t.protected ? 'yes' : 'no') },
+      ]);
+    });
+}
+
+function registerVcpu(group: Command, ctx: CliContext): void {
+  const vcpu = group.command('vcpu').description('the vCPU count of a VM: get, set');
+  vcpu.command('get <vm>')
+    .description('show the vCPU count of a VM (from its XML)')
+    .addOption(formatOption())
+    .action(async (vm: string, o: { format?: string }) => {
+      const { zk } = await ctx.cluster();
+      const s = await readVmSummary(zk, await findVm(zk, vm));
+      if (formatOf(o) === 'json') return ctx.output.json({ name: s.name, uuid: s.uuid, vcpus: s.vcpus });
+      ctx.output.line(`${s.vcpus ?? '?'}`);
+    });
+  addRestartOptions(vcpu.command('set <vm> <count>'))
+    .description(`set the vCPU count of a VM in its XML. ${GUARD_HELP}`)
+    .action(async (vm: string, count: string, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }) => {
+      const n = parsePositiveInt(count, 'vcpu count');
+      const { zk } = await ctx.cluster();
+      const change = await setVcpus(zk, await findVm(zk, vm), n);
+      ctx.output.line(`Set VM "${change.ref.name}" to ${n} vCPUs`);
+      await afterXmlChange(ctx, change, o);
+    });
+}
+
+function registerMemory(group: Command, ctx: CliContext): void {
+  const memory = group.command('memory').description('the memory of a VM: get, set');
+  memory.command('get <vm>')
+    .description('show the memory of a VM in MiB (from its XML)')
+    .addOption(formatOption())
+    .action(async (vm: string, o: { format?: string }) => {
+      const { zk } = await ctx.cluster();
+      const s = await readVmSummary(zk, await findVm(zk, vm));
+      if (formatOf(o) === 'json') return ctx.output.json({ name: s.name, uuid: s.uuid, memoryMiB: s.memoryMiB });
+      ctx.output.line(`${s.memoryMiB ?? '?'}`);
+    });
+  addRestartOptions(memory.command('set <vm> <MiB>'))
+    .description(`set the memory of a VM in its XML, in MiB. ${GUARD_HELP}`)
+    .action(async (vm: string, mib: string, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }) => {
+      const n = parsePositiveInt(mib, 'memory MiB');
+      const { zk } = await ctx.cluster();
+      const change = await setMemory(zk, await findVm(zk, vm), n);
+      ctx.output.line(`Set VM "${change.ref.name}" to ${n} MiB of memory`);
+      await afterXmlChange(ctx, change, o);
+    });
+}
