@@ -98,6 +98,7 @@ function registerVcpu(group: Command, ctx: CliContext): void {
       ctx.output.line(`${s.vcpus ?? '?'}`);
     });
   addRestartOptions(vcpu.command('set <vm> <count>'))
+    .summary('set the vCPU count of a VM')
     .description(`set the vCPU count of a VM in its XML. ${GUARD_HELP}`)
     .action(async (vm: string, count: string, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }) => {
       const n = parsePositiveInt(count, 'vcpu count');
@@ -120,6 +121,7 @@ function registerMemory(group: Command, ctx: CliContext): void {
       ctx.output.line(`${s.memoryMiB ?? '?'}`);
     });
   addRestartOptions(memory.command('set <vm> <MiB>'))
+    .summary('set the memory of a VM, MiB')
     .description(`set the memory of a VM in its XML, in MiB. ${GUARD_HELP}`)
     .action(async (vm: string, mib: string, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }) => {
       const n = parsePositiveInt(mib, 'memory MiB');

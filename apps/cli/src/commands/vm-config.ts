@@ -40,6 +40,7 @@ type DefineFlags = Omit<DefineOptions, 'tags' | 'protectedTags'> & { tag?: strin
 function registerDefine(group: Command, ctx: CliContext): void {
   addMetaOptions(
     group.command('define <xmlfile>')
+      .summary('define a VM from a libvirt domain XML file')
       .description(`define a VM from a libvirt domain XML file (state stop). A fresh UUID is inserted when the XML has none. Without --target the node is chosen like a migration target. ${GUARD_HELP}`)
       .option('-t, --target <node>', 'the node the VM is assigned to'),
   )
@@ -66,6 +67,7 @@ function printDefined(ctx: CliContext, r: DefineResult, format: 'human' | 'json'
 function registerModify(group: Command, ctx: CliContext): void {
   addRestartOptions(
     group.command('modify <vm> <xmlfile>')
+      .summary("replace a VM's XML (optionally restarting it)")
       .description(`replace a VM's XML. Its <uuid> must be absent or the VM's; a new <name> renames the VM when no other VM has it. ${GUARD_HELP}`),
   )
     .option('-y, --yes', 'accepted for compatibility with the original (which asks before a restart); pvc never asks')
@@ -80,6 +82,7 @@ function registerModify(group: Command, ctx: CliContext): void {
 
 function registerUndefine(group: Command, ctx: CliContext): void {
   group.command('undefine <vm>')
+    .summary('remove a VM from the cluster (stops it first; needs --yes)')
     .description('remove a VM from the cluster (its disks are kept): stops it when it is not stopped, waits until no node runs it, then deletes it. Needs --yes')
     .option('-y, --yes', 'confirm: the VM definition is deleted')
     .option('--wait-timeout <seconds>', 'give up waiting for the VM to stop after this long (exit 4, nothing deleted)', '300')
