@@ -143,6 +143,10 @@ describe('pvc node', () => {
       await rig.zk.write([[logKey, [...lines(1, 11), '\x1b[31mpvcnoded: red\x1b[0m'].join('\n')]]);
       assert.equal(await rig.ok('node', 'log', 'hv1'), `${[...lines(3, 11), 'pvcnoded: red'].join('\n')}\n`);
       assert.equal(await rig.ok('node', 'log', 'hv1', '--lines', '2'), 'pvcnoded: line 11\npvcnoded: red\n');
+      const json = JSON.parse(await rig.ok('node', 'log', 'hv1', '-l', '1', '--format', 'json')) as unknown;
+      assert.deepEqual(json, { node: 'hv1', lines: ['\x1b[31mpvcnoded: red\x1b[0m'] });
+      const both = await rig.pvc(['node', 'log', 'hv1', '-f', '--format', 'json']);
+      assert.deepEqual([both.code, both.stderr], [2, 'pvc: --format json cannot be combined with --follow\n']);
     });
 
     it('--follow prints each new line once (appends and trims) until the abort signal', async () => {

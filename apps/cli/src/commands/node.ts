@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { CliContext } from '../context.js';
-import { refused } from '../errors.js';
+import { refused, usage } from '../errors.js';
 import { changeNode, isPrimary } from '../ops/node-change.js';
 import { DEFAULT_LOG_LINES, parseLines, showNodeLog } from '../ops/node-log.js';
 import type { NodeAction } from '../ops/node-plan.js';
@@ -45,9 +45,12 @@ function registerReads(group: Command, ctx: CliContext): void {
     .description("show the node's daemon log kept in Zookeeper")
     .argument('<node>', 'node name')
     .option('-l, --lines <n>', 'how many of the last lines to show', String(DEFAULT_LOG_LINES))
-    .option('-f, --follow', 'keep printing new lines until Ctrl-C')
-    .action(async (node: string, o: { lines?: string; follow?: boolean }) => {
-      await showNodeLog(ctx, node, parseLines(o.lines), o.follow === true);
+    .option('-f, --follow', 'keep printing new lines until Ctrl-C (-f is --follow here, as in the original)')
+    .addOption(new Option('--format <format>', 'output format (json: {node, lines}; not with --follow)').choices(['human', 'json']).default('human'))
+    .action(async (node: string, o: { lines?: string; follow?: boolean; format?: string }) => {
+      const format = formatOf(o);
+      if (format === 'json' && o.follow) throw usage('--format json cannot be combined with --follow');
+      await showNodeLog(ctx, node, parseLines(o.lines), o.follow === true, format);
     });
 
   group
@@ -64,18 +67,18 @@ function registerReads(group: Command, ctx: CliContext): void {
     });
 }
 
-const CHANGES: readonly { action: NodeAction; summary: string; alias?: string }[] = [
-  { action: 'flush', summary: 'take the node out of service: its VMs move to other nodes (domainstate flush)' },
-  { action: 'ready', summary: 'return the node to service: its VMs come back (domainstate unflush)', alias: 'unflush' },
-  { action: 'primary', summary: 'make this coordinator the primary (writes /config/primary_node)' },
-  { action: 'secondary', summary: 'release the primary role of this coordinator (primary_node none; another takes over)' },
+const CHANGES: readonly { action: NodeAction; summary: string; what: string; alias?: string }[] = [
+  { action: 'flush', summary: 'take the node out of service: its VMs move to other nodes (domainstate flush)', what: 'the flush' },
+  { action: 'ready', summary: 'return the node to service: its VMs come back (domainstate unflush)', what: 'the return to service', alias: 'unflush' },
+  { action: 'primary', summary: 'make the coordinator the primary (writes /config/primary_node)', what: 'the handover' },
+  { action: 'secondary', summary: 'release the primary role of the coordinator (primary_node none; another takes over)', what: 'the handover' },
 ];
 
 function registerChanges(group: Command, ctx: CliContext): void {
   for (const c of CHANGES) {
     const cmd = group.command(c.action).description(c.summary).argument('<node>', 'node name');
     if (c.alias) cmd.alias(c.alias);
-    addWaitOptions(cmd, `the node is ${c.action === 'flush' ? 'flushed' : c.action}`);
+    addWaitOptions(cmd, c.what);
     cmd.action(async (node: string, o: WaitOpts) => {
       await changeNode(ctx, c.action, node, waitOf(o));
     });

@@ -3,6 +3,7 @@ import { paths, type DataSnapshot } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { refused, usage } from '../errors.js';
 import { findNode } from '../lookup.js';
+import type { Format } from '../output.js';
 
 /** Default `--lines` of `pvc node log` (the original API's default). */
 export const DEFAULT_LOG_LINES = 10;
@@ -43,9 +44,10 @@ function noLog(node: string): Error {
 
 /**
  * `pvc node log <node>`: the last `lines` lines of the node's daemon log in ZK; with `follow`,
- * then every new line until Ctrl-C (the abort signal). ANSI colours are kept only on a terminal.
+ * then every new line until Ctrl-C (the abort signal). ANSI colours are kept only on a terminal;
+ * JSON (`{node, lines}`) keeps the lines as stored.
  */
-export async function showNodeLog(ctx: CliContext, name: string, lines: number, follow: boolean): Promise<void> {
+export async function showNodeLog(ctx: CliContext, name: string, lines: number, follow: boolean, format: Format = 'human'): Promise<void> {
   const { zk } = await ctx.cluster();
   const node = await findNode(zk, name);
   const key = paths.logs.node(node).messages;
@@ -55,6 +57,7 @@ export async function showNodeLog(ctx: CliContext, name: string, lines: number, 
     for (const l of ls) ctx.output.line(ctx.output.colour ? l : stripVTControlCharacters(l));
   };
   let seen = splitLog(text);
+  if (format === 'json') return ctx.output.json({ node, lines: seen.slice(-lines) });
   print(seen.slice(-lines));
   if (!follow) return;
   const signal = ctx.io.signal;
