@@ -21,12 +21,11 @@ export function buildProgram(ctx: CliContext): Command {
     .option('--zk <hosts>', 'Zookeeper host[:port],... (or PVC_ZK); overrides -c')
     .option('--zk-timeout <seconds>', 'give up reaching Zookeeper after this long', '10')
     .option('--no-color', 'no colours even on a terminal (NO_COLOR works too)')
-    .showHelpAfterError('(add -h for help)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => ctx.io.stdout.write(s),
       writeErr: (s) => ctx.io.stderr.write(s),
-      outputError: (s, write) => write(`pvc: ${s.replace(/^error: /, '')}`),
+      outputError: (s, write) => write(`pvc: ${s.replace(/^error: /, '').trimEnd()} (add -h for help)\n`),
     });
   program.hook('preAction', (_this, action) => {
     ctx.setFlags(action.optsWithGlobals());

@@ -101,14 +101,11 @@ describe('pvc binary', () => {
   it('an unknown command or option exits 2 naming it on a pvc: line', async () => {
     const cmd = await pvc(['bogus'], env);
     assert.equal(cmd.code, 2);
-    assert.equal(cmd.stderr.split('\n')[0], "pvc: unknown command 'bogus'");
+    assert.equal(cmd.stderr, "pvc: unknown command 'bogus' (add -h for help)\n");
     const opt = await pvc(['connection', 'list', '--bogus'], env);
     assert.equal(opt.code, 2);
-    assert.equal(opt.stderr.split('\n')[0], "pvc: unknown option '--bogus'");
-    for (const r of [cmd, opt]) {
-      assert.equal(r.stdout, '');
-      assert.deepEqual(r.stderr.split('\n').slice(1), ['(add -h for help)', ''], 'only the hint follows the error line');
-    }
+    assert.equal(opt.stderr, "pvc: unknown option '--bogus' (add -h for help)\n");
+    for (const r of [cmd, opt]) assert.equal(r.stdout, '');
   });
 
   it('exits 3 with one line naming the address when no Zookeeper answers', async () => {
