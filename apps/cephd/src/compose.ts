@@ -27,6 +27,8 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
         logger: logger.child({ component: 'zk' }),
       })
     : undefined;
+  if (zk) ctx.zkLog.attach(zk);
+  else ctx.zkLog.off();
   zk?.on('connected', (e) => logger.info({ newSession: e.newSession }, 'Zookeeper connected'));
   zk?.on('suspended', () => logger.warn('Zookeeper connection lost; the OSD count stays at its last value'));
   if (!storageEnabled) logger.info('storage is not enabled on this node (functions.enable_storage): no Ceph work');
@@ -44,6 +46,7 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
   try {
     await cephd.run(ctx.shutdown.signal);
   } finally {
+    await ctx.zkLog.flush();
     await zk?.close();
   }
 }

@@ -22,6 +22,7 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
     hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock: realClock, logger,
     sessionTimeoutMs: 10_000, opTimeoutMs: 5_000, localExpiry: true,
   });
+  ctx.zkLog.attach(zk);
   const peers = new GrpcPeers(config.system.configuration.directories.dynamic_directory);
   try {
     await zk.waitConnected({ signal: shutdown.signal, timeoutMs: Infinity });
@@ -42,6 +43,7 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
     logger.debug({ err: describeError(err) }, 'stopped while starting');
   } finally {
     peers.close();
+    await ctx.zkLog.flush();
     await zk.close();
   }
 }

@@ -23,6 +23,7 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
     clock: realClock,
     logger: logger.child({ component: 'zk' }),
   });
+  ctx.zkLog.attach(zk);
   zk.on('connected', (e) => logger.info({ newSession: e.newSession }, 'Zookeeper connected'));
   zk.on('suspended', () => logger.warn('Zookeeper connection lost; the network count stays at its last value'));
   const netd = new Netd({
@@ -41,6 +42,7 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
   try {
     await netd.run(ctx.shutdown.signal);
   } finally {
+    await ctx.zkLog.flush();
     await zk.close();
   }
 }

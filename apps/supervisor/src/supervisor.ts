@@ -23,6 +23,8 @@ export interface SupervisorDeps extends BringUpDeps {
   readonly shutdownRequested: Promise<string>;
   /** Called with the child group once it runs (main.ts forwards SIGHUP to it). */
   readonly onChildren?: (group: ChildGroup) => void;
+  /** Writes the buffered node log lines to Zookeeper before the session is closed. */
+  readonly flushLog?: () => Promise<void>;
 }
 
 async function safeState(d: SupervisorDeps, zk: ZkClient, state: 'shutdown' | 'stop'): Promise<void> {
@@ -84,5 +86,6 @@ export async function runSupervisor(d: SupervisorDeps): Promise<void> {
   await group?.stopAll();
   await selfCheck;
   await safeState(d, zk, 'stop');
+  await d.flushLog?.();
   await zk.close();
 }

@@ -34,11 +34,15 @@ export function realDeps(ctx: ServiceContext, options: RunOptions, status: Super
     sysctl: createExecSysctl(exec),
     makeDirectory,
     services: createSystemServices(exec),
-    connectZk: (timeoutMs, signal) =>
-      connectZk(
+    connectZk: async (timeoutMs, signal) => {
+      const zk = await connectZk(
         { hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock: realClock, logger: logger.child({ component: 'zk' }), opTimeoutMs: 5_000 },
         { timeoutMs, signal },
-      ),
+      );
+      ctx.zkLog.attach(zk);
+      return zk;
+    },
+    flushLog: () => ctx.zkLog.flush(),
     hostFacts: createHostFacts(exec),
     pvcVersion: PVC_VERSION,
     retryPauseMs: 2_000,

@@ -23,11 +23,12 @@ process.exit(
     argv: process.argv.slice(2),
     env: process.env,
     register: (server) => addRpcService(server, VMD, service.api),
-    run: async ({ config, logger, shutdown }) => {
+    run: async ({ config, logger, shutdown, zkLog }) => {
       const clock = realClock;
       const zkOpts = { hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock, logger: logger.child({ component: 'zk' }) };
       const zk = await connectUntilReady(() => connectZk(zkOpts, { signal: shutdown.signal, timeoutMs: 15_000 }), { signal: shutdown.signal, clock, logger });
       if (!zk) return;
+      zkLog.attach(zk);
       const hv = createLibvirtHypervisor({ uri: config.system.configuration.hypervisor.libvirt_uri, clock, logger });
       const exec = createExec(logger);
       const liveXml = virshLiveXml(exec, config.system.configuration.hypervisor.libvirt_uri);
@@ -38,6 +39,7 @@ process.exit(
       try {
         await runVmd(config, ports, vmd.reconciler, shutdown.signal, vmd.console);
       } finally {
+        await zkLog.flush();
         await zk.close();
       }
     },

@@ -124,6 +124,17 @@ const TABLE: ReadonlyArray<readonly [string, readonly Edit[], readonly string[]]
     [['pvc.system.configuration.logging.console_log_lines', -1]],
     ['pvc.system.configuration.logging.console_log_lines: expected an integer ≥ 0, got -1'],
   ],
+  [
+    'negative node_log_lines, zookeeper_logging not a boolean',
+    [
+      ['pvc.system.configuration.logging.node_log_lines', -5],
+      ['pvc.system.configuration.logging.zookeeper_logging', 'sometimes'],
+    ],
+    [
+      'pvc.system.configuration.logging.zookeeper_logging: expected true or false, got "sometimes"',
+      'pvc.system.configuration.logging.node_log_lines: expected an integer ≥ 0, got -5',
+    ],
+  ],
   ['bridge MTU too small', [[`${SYSNET}.bridge_mtu`, 20]], [`${SYSNET}.bridge_mtu: expected an MTU from 68 to 65535, got 20`]],
   [
     'SR-IOV list not a list',

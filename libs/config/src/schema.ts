@@ -83,6 +83,8 @@ const configuration = section({
     log_keepalive_plugin_details: leaf(c.boolean).default(true),
     log_keepalive_storage_details: leaf(c.boolean).default(true),
     console_log_lines: leaf(c.integer(0)),
+    zookeeper_logging: leaf(c.boolean).default(true),
+    node_log_lines: leaf(c.integer(0)).default(2000),
   }),
   networking: networking.optional(),
   hypervisor: section({

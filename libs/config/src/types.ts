@@ -142,6 +142,10 @@ export interface SystemConfiguration {
     /** Older files' name for storage details in keepalive logs; defaults to true. */
     readonly log_keepalive_storage_details: boolean;
     readonly console_log_lines: number;
+    /** Also append log lines to `/logs/<node>/messages` in Zookeeper; defaults to true. */
+    readonly zookeeper_logging: boolean;
+    /** Lines kept in `/logs/<node>/messages` (0 = no Zookeeper log); defaults to 2000. */
+    readonly node_log_lines: number;
   };
   /** Present whenever `functions.enable_networking` is true. */
   readonly networking?: NodeNetworking | undefined;

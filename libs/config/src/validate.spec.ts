@@ -34,6 +34,8 @@ test('defaults fill every optional key, including our additions', () => {
       ['pvc.system.fencing.intervals.suicide_intervals', DELETE],
       ['pvc.system.configuration.directories.plugin_directory', DELETE],
       ['pvc.system.configuration.logging.log_keepalive_plugin_details', DELETE],
+      ['pvc.system.configuration.logging.zookeeper_logging', DELETE],
+      ['pvc.system.configuration.logging.node_log_lines', DELETE],
       [`${SYSNET}.sriov_enable`, DELETE],
       [`${SYSNET}.sriov_device`, DELETE],
       [`${SYSNET}.bridge_mtu`, DELETE],
@@ -44,6 +46,8 @@ test('defaults fill every optional key, including our additions', () => {
   assert.equal(config.system.configuration.directories.plugin_directory, '/usr/share/pvc/plugins');
   assert.equal(config.system.configuration.logging.log_keepalive_plugin_details, true);
   assert.equal(config.system.configuration.logging.log_keepalive_storage_details, true);
+  assert.equal(config.system.configuration.logging.zookeeper_logging, true);
+  assert.equal(config.system.configuration.logging.node_log_lines, 2000);
   assert.equal(config.system.configuration.networking?.sriov_enable, false);
   assert.deepEqual(config.system.configuration.networking?.sriov_device, []);
   assert.equal(config.system.configuration.networking?.bridge_mtu, undefined);

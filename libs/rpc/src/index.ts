@@ -9,3 +9,4 @@ export * from './service-main.js';
 export * from './services.js';
 export * from './apis.js';
 export * from './primary-role.js';
+export * from './zk-log.js';

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, checkConfigMain, loadConfig, type Config } from '@pvc/config';
-import { createServiceLogging, createShutdown, describeError, type Logger, type ServiceLogging, type Shutdown } from '@pvc/runtime';
+import { createServiceLogging, createShutdown, describeError, realClock, type Logger, type ServiceLogging, type Shutdown } from '@pvc/runtime';
 import { startLocalServer, type LocalServer } from './server.js';
 import { socketPath, type ServiceName } from './sockets.js';
+import { serviceZkLog, type ZkNodeLog } from './zk-log.js';
 import type * as grpc from '@grpc/grpc-js';
 
 /** What a service's own code receives once the common start-up has succeeded. */
@@ -13,6 +14,8 @@ export interface ServiceContext {
   readonly server: LocalServer;
   /** Values of the service's own flags ({@link ServiceMainOptions.flags}). */
   readonly flags: Readonly<Record<string, string | boolean | undefined>>;
+  /** The node log in Zookeeper: `attach` the service's ZK client, `flush` before closing it. */
+  readonly zkLog: ZkNodeLog;
 }
 
 /** A service-specific command-line flag (in addition to the common ones). */
@@ -79,9 +82,13 @@ function parseFlags(argv: readonly string[], extra: Readonly<Record<string, Serv
   }
 }
 
-/** File logging, stdout logging, colours and dates from the config; SIGHUP reopens the log file. */
-function startLogging(service: string, config: Config, installHandlers: boolean): { logging: ServiceLogging; stop(): void } {
+/**
+ * File logging, stdout logging, colours and dates from the config, plus the node log in Zookeeper
+ * (written once the service attaches its client); SIGHUP reopens the log file.
+ */
+function startLogging(service: string, config: Config, installHandlers: boolean): { logging: ServiceLogging; zkLog: ZkNodeLog; stop(): void } {
   const l = config.system.configuration.logging;
+  const zk = serviceZkLog(service, config, realClock);
   const logging = createServiceLogging({
     service,
     node: config.node,
@@ -90,13 +97,20 @@ function startLogging(service: string, config: Config, installHandlers: boolean)
     colours: l.log_colours,
     stdout: l.stdout_logging,
     fileDirectory: l.file_logging ? config.system.configuration.directories.log_directory : undefined,
+    extraStreams: zk.streams,
   });
+  zk.reportTo(logging.logger.child({ component: 'zk-log' }));
   const onHup = (): void => {
     logging.reopen();
     logging.logger.info({ file: logging.file ?? null }, 'SIGHUP: log file reopened');
   };
   if (installHandlers) process.on('SIGHUP', onHup);
-  return { logging, stop: () => (process.removeListener('SIGHUP', onHup), logging.close()) };
+  const stop = (): void => {
+    process.removeListener('SIGHUP', onHup);
+    void zk.close();
+    logging.close();
+  };
+  return { logging, zkLog: zk.handle, stop };
 }
 
 async function loadOrReport(opts: ServiceMainOptions, io: ServiceIo): Promise<Config | undefined> {
@@ -131,7 +145,7 @@ export async function serviceMain(opts: ServiceMainOptions): Promise<number> {
   const shutdown = createShutdown(installHandlers);
   opts.onShutdownReady?.(shutdown);
   try {
-    return await runWithServer(opts, config, logs.logging.logger, shutdown, flags.own);
+    return await runWithServer(opts, config, { logger: logs.logging.logger, zkLog: logs.zkLog }, shutdown, flags.own);
   } finally {
     logs.stop();
   }
@@ -140,10 +154,11 @@ export async function serviceMain(opts: ServiceMainOptions): Promise<number> {
 async function runWithServer(
   opts: ServiceMainOptions,
   config: Config,
-  logger: Logger,
+  logs: { logger: Logger; zkLog: ZkNodeLog },
   shutdown: Shutdown,
   flags: ParsedFlags['own'],
 ): Promise<number> {
+  const { logger, zkLog } = logs;
   let server: LocalServer;
   try {
     server = await startLocalServer({
@@ -162,7 +177,7 @@ async function runWithServer(
   logger.info({ version: opts.version, mode: config.mode }, `${opts.service} started`);
   let status = 0;
   try {
-    await (opts.run ? opts.run({ config, logger, shutdown, server, flags }) : shutdown.requested);
+    await (opts.run ? opts.run({ config, logger, shutdown, server, flags, zkLog }) : shutdown.requested);
   } catch (err) {
     logger.error({ err: describeError(err) }, `${opts.service} failed`);
     status = 1;

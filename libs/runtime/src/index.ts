@@ -7,4 +7,4 @@ export { FakeExec, type ExecCall } from './testing/fake-exec.js';
 export * from './version.js';
 export { rejectionOf } from './testing/rejection.js';
 export { withTempDir } from './testing/temp-dir.js';
-export { humanLine } from './log-output.js';
+export { humanLine, type HumanLineOptions } from './log-output.js';

@@ -13,11 +13,19 @@ const LEVELS: Readonly<Record<number, readonly [label: string, colour: string]>>
 const RESET = '\x1b[0m';
 const OMIT = new Set(['level', 'time', 'msg', 'service', 'node', 'pid', 'hostname', 'name']);
 
+/** How {@link humanLine} renders a line beyond the colours. */
+export interface HumanLineOptions {
+  /** Leave out the `service: ` part (a caller that prefixes the service itself). Default false. */
+  omitService?: boolean;
+  /** Time to show when the record has none (pino leaves it out when `log_dates` is off). */
+  fallbackTime?: string;
+}
+
 /**
  * One JSON log line as a human-readable line: `[time] LEVEL service: msg key=value…`, the level
  * coloured when `colours` (the original's `log_colours`). Lines that are not JSON pass unchanged.
  */
-export function humanLine(json: string, colours: boolean): string {
+export function humanLine(json: string, colours: boolean, opts: HumanLineOptions = {}): string {
   let rec: Record<string, unknown>;
   try {
     rec = JSON.parse(json) as Record<string, unknown>;
@@ -29,8 +37,10 @@ export function humanLine(json: string, colours: boolean): string {
   const fields = Object.entries(rec)
     .filter(([k]) => !OMIT.has(k))
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  const time = typeof rec.time === 'string' ? `${rec.time} ` : '';
-  return `${time}${level} ${String(rec.service ?? '')}: ${String(rec.msg ?? '')}${fields.length ? ' ' + fields.join(' ') : ''}\n`;
+  const t = typeof rec.time === 'string' ? rec.time : opts.fallbackTime;
+  const time = t === undefined ? '' : `${t} `;
+  const service = opts.omitService ? '' : ` ${String(rec.service ?? '')}:`;
+  return `${time}${level}${service} ${String(rec.msg ?? '')}${fields.length ? ' ' + fields.join(' ') : ''}\n`;
 }
 
 /** A destination that renders each JSON line with {@link humanLine} before writing it to `out`. */

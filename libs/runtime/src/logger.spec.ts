@@ -50,3 +50,14 @@ test('a terminal gets human lines: coloured level with log_colours, plain withou
   assert.equal(plain, '2024-01-01T00:00:00.000Z INFO  s: m n=2\n');
   assert.equal(humanLine('not json', true), 'not json');
 });
+
+test('extra streams get every redacted JSON line; humanLine can leave out the service and supply a time', () => {
+  const extra: string[] = [];
+  const logs = createServiceLogging({ service: 'svc', stdout: false, extraStreams: [{ write: (s: string) => void extra.push(s) }] });
+  logs.logger.info({ password: 'hunter2' }, 'login');
+  assert.equal(extra.length, 1);
+  assert.equal((JSON.parse(extra[0] ?? '{}') as { password: string }).password, '[redacted]');
+  const rec = JSON.stringify({ level: 50, service: 's', msg: 'm' });
+  assert.equal(humanLine(rec, false, { omitService: true, fallbackTime: 'T' }), 'T ERROR m\n');
+  assert.equal(humanLine(rec, false), 'ERROR s: m\n');
+});

@@ -64,6 +64,8 @@ export interface LogOutputs {
   fileDirectory?: string;
   /** Stdout stream (tests); default `process.stdout`'s file descriptor, synchronously. */
   stdoutStream?: { write(s: string): unknown; isTTY?: boolean };
+  /** Further destinations receiving every JSON line (redacted), e.g. the Zookeeper node log. */
+  extraStreams?: readonly DestinationStream[];
 }
 
 /** A service's logger together with the handle that reopens its log file (SIGHUP). */
@@ -90,8 +92,8 @@ function stdoutDestination(outputs: LogOutputs): DestinationStream {
 }
 
 /**
- * Builds a service's logger from the logging settings: stdout and/or a log file (both JSON lines,
- * passwords redacted). With neither, lines are dropped. The file can be reopened on SIGHUP.
+ * Builds a service's logger from the logging settings: stdout and/or a log file and any extra
+ * streams (all JSON lines, passwords redacted). With none, lines are dropped. The file can be reopened on SIGHUP.
  */
 export function createServiceLogging(opts: Omit<LoggerOptions, 'destination'> & LogOutputs): ServiceLogging {
   const streams: pino.StreamEntry[] = [];
@@ -99,6 +101,7 @@ export function createServiceLogging(opts: Omit<LoggerOptions, 'destination'> & 
   const file = opts.fileDirectory === undefined ? undefined : logFilePath(opts.fileDirectory, opts.service);
   const fileStream: ReopenableFile | undefined = file === undefined ? undefined : openLogFile(file);
   if (fileStream) streams.push({ stream: fileStream, level: 'trace' });
+  for (const stream of opts.extraStreams ?? []) streams.push({ stream, level: 'trace' });
   const destination: DestinationStream = streams.length === 0 ? { write: () => undefined } : pino.multistream(streams);
   const logger = createLogger({ ...opts, destination });
   return {
