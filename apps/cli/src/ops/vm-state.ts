@@ -99,13 +99,14 @@ async function disableAfterStop(ctx: CliContext, zk: ZkClient, ref: VmRef, waitS
  * `/domains/<uuid>/state`, held only for the read-check-write) and, with `waitS`, waits until the
  * node daemons have done it (see {@link waitStep}). Throws a one-line CliError when refused
  * (exit 1, nothing written), when the wait sees a failure (exit 1) or times out (exit 4).
+ * disable of a running VM always waits for it to stop, for `waitS`, else `stopTimeoutS`, else 300 s.
  * Returns a one-line human result.
  */
 export async function changeVmState(
   ctx: CliContext,
   ref: VmRef,
   action: StateAction,
-  opts: { force?: boolean; waitS?: number },
+  opts: { force?: boolean; waitS?: number; stopTimeoutS?: number },
 ): Promise<string> {
   const { zk } = await ctx.cluster();
   const lockS = opts.waitS ?? LOCK_TIMEOUT_S;
@@ -117,7 +118,7 @@ export async function changeVmState(
     else if (plan.first !== null) await writeState(zk, ref, plan.first);
     return { plan, was };
   });
-  if (plan.kind === 'disable') await disableAfterStop(ctx, zk, ref, opts.waitS ?? DEFAULT_WAIT_TIMEOUT_S);
+  if (plan.kind === 'disable') await disableAfterStop(ctx, zk, ref, opts.waitS ?? opts.stopTimeoutS ?? DEFAULT_WAIT_TIMEOUT_S);
   const set = `Set VM "${ref.name}" to ${action} (was ${was || '(empty)'})`;
   if (opts.waitS === undefined) return `${set}${was === action && action === 'start' ? '; rewritten to make its node start it if it is not running' : ''}`;
   const last = await waitUntil(ctx, `VM "${ref.name}" ${action}`, opts.waitS, async () => waitStep(action, await readVmStatus(zk, ref)));
