@@ -45,7 +45,7 @@ const STATE_HELP: Readonly<Record<StateAction, { summary: string; wait: string; 
 function registerStateCommands(group: Command, ctx: CliContext): void {
   for (const action of ['start', 'stop', 'shutdown', 'restart', 'disable'] as const) {
     const help = STATE_HELP[action];
-    const cmd = group.command(`${action} <vm>`).description(`${help.summary}. --wait: until ${help.wait}`);
+    const cmd = group.command(`${action} <vm>`).summary(help.summary.split(/[.(]/)[0]!.trim()).description(`${help.summary}. --wait: until ${help.wait}`);
     if (help.force) cmd.option('--force', help.force);
     addWaitOptions(cmd).action(async (vm: string, o: StateOpts) => {
       const waitS = waitOf(o);
@@ -70,7 +70,7 @@ const MIGRATE_HELP: Readonly<Record<MigrateAction, string>> = {
 
 function registerMigrateCommands(group: Command, ctx: CliContext): void {
   for (const action of ['migrate', 'move', 'unmigrate'] as const) {
-    const cmd = group.command(`${action} <vm>`).description(
+    const cmd = group.command(`${action} <vm>`).summary(MIGRATE_HELP[action].split(/[;(]/)[0]!.trim()).description(
       `${MIGRATE_HELP[action]}. --wait: until the migration is done (state start on the target, or the kept state of a stopped VM); an aborted migration is a failure with its reason`,
     );
     if (action !== 'unmigrate') cmd.option('-t, --target <node>', 'the node to move to (must be run + ready, inside node_limit, with room)');

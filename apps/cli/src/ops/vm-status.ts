@@ -22,10 +22,14 @@ export async function readVmStatus(zk: ZkClient, ref: VmRef): Promise<VmStatus> 
   const d = paths.domain(ref.uuid);
   const [state, node, lastNode, failedReason] = await Promise.all([d.state, d.node, d.lastNode, d.failedReason].map((p) => zk.read(p)));
   if (state === undefined) throw refused(`VM "${ref.name}" (${ref.uuid}) disappeared, or has no state key`);
+  return { state, node: node ?? '', lastNode: lastNode ?? '', failedReason: failedReason ?? '', runningOn: await runningOnNodes(zk, ref.uuid) };
+}
+
+/** The nodes whose `runningdomains` list the VM, sorted. */
+export async function runningOnNodes(zk: ZkClient, uuid: string): Promise<string[]> {
   const nodes = await listNodes(zk);
   const lists = await Promise.all(nodes.map((n) => zk.read(paths.node(n).runningDomains)));
-  const runningOn = nodes.filter((_, i) => codec.runningDomains.decode(lists[i] ?? '', '').includes(ref.uuid));
-  return { state, node: node ?? '', lastNode: lastNode ?? '', failedReason: failedReason ?? '', runningOn };
+  return nodes.filter((_, i) => codec.runningDomains.decode(lists[i] ?? '', '').includes(uuid));
 }
 
 /** One line about a status for `--wait` progress, e.g. `shutdown, node hv1, running on hv1`. */

@@ -3,7 +3,7 @@ import type { CliContext } from '../context.js';
 import type { VmRef } from '../lookup.js';
 import { stateStyle, type Column, type Format } from '../output.js';
 import { readAllVms, readVmSummary, type VmSummary } from './read.js';
-import { readVmStatus } from './vm-status.js';
+import { runningOnNodes } from './vm-status.js';
 
 /** Filters of `pvc vm list`; every given one must match (or, with `negate`, must not). */
 export interface VmListFilter {
@@ -110,11 +110,12 @@ export interface VmInfo extends VmSummary {
 /** Reads one VM for `vm info`. */
 export async function readVmInfo(zk: ZkClient, ref: VmRef): Promise<VmInfo> {
   const d = paths.domain(ref.uuid);
-  const [summary, status, stats, consoleLog] = await Promise.all([readVmSummary(zk, ref), readVmStatus(zk, ref), zk.read(d.stats), zk.read(d.consoleLog)]);
+  const [summary, runningOn, stats, consoleLog] = await Promise.all([readVmSummary(zk, ref), runningOnNodes(zk, ref.uuid), zk.read(d.stats), zk.read(d.consoleLog)]);
   const problems = [...summary.problems];
+  if ((await zk.exists(d.state)) === undefined) problems.push(`${d.state} is missing`);
   const log = consoleLog ?? '';
   return {
-    ...summary, problems, runningOn: status.runningOn, stats: parseStats(stats ?? '', d.stats, problems),
+    ...summary, problems, runningOn, stats: parseStats(stats ?? '', d.stats, problems),
     consoleLogLines: log === '' ? 0 : log.replace(/\n$/, '').split('\n').length,
   };
 }
