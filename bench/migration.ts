@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     const g = await placeGuest(fc, hv1, 'bvm1', 'e0000000-0000-4000-8000-0000000000b1');
     for (let r = 0; r < runs; r++) {
       const [from, to] = r % 2 === 0 ? [hv1, hv2] : [hv2, hv1];
-      const run = await migrate(fc, g, from, to, r % 2 === 0 ? from.name : '');
+      const run = await migrate(fc, g, from, to, r % 2 === 0 ? 'migrate' : 'unmigrate');
       const reason = await fc.zk.read(paths.domain(g.uuid).failedReason);
       console.log(`run ${r + 1}: ${formatRun(run)}${reason ? ` (failedreason: ${reason})` : ''}`);
       out.push(run);

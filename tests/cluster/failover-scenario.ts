@@ -8,11 +8,12 @@
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createExec, realClock } from '@pvc/runtime';
-import { connectZk, newDomainObject, paths, type ZkClient } from '@pvc/zk';
+import { connectZk, paths, type ZkClient } from '@pvc/zk';
 import { createCluster, fourLetterWord, ipmitool, waitFor } from './harness/index.js';
 import type { Cluster, ClusterHost } from './harness/index.js';
 import { DoubleRunWatch, QuorumWatch } from './cluster-watch.js';
-import { initZkTree, readyNodes, startPvc, waitNodesRun, waitPrimary, writePvcConfig, type PvcNodeSettings } from './pvc-node.js';
+import { startPvc, waitNodesRun, waitPrimary, writePvcConfig, type PvcNodeSettings } from './pvc-node.js';
+import { pvcCli, type PvcCli } from './pvc-cli.js';
 import { consoleOffsets, firstTickAfter, keepaliledEvents, type LogEvent } from './failover-logs.js';
 
 /** A running 3-host cluster with the node services up on every host. */
@@ -24,6 +25,8 @@ export interface FailoverCluster {
   others: ClusterHost[];
   watch: DoubleRunWatch;
   quorum: QuorumWatch;
+  /** The `pvc` command bound to the ensemble: every cluster action of the scenarios goes through it. */
+  cli: PvcCli;
   /** ms from createCluster to every node `run` with a primary. */
   bootMs: number;
   primary: string;
@@ -104,12 +107,13 @@ export async function startFailoverCluster(name: string, settings: PvcNodeSettin
     log(`Zookeeper: ${(await cluster.zk.status()).map((s) => `${s.host}=${s.mode}`).join(' ')}${restarts ? ` (${victim.name}'s server restarted ${restarts}×)` : ''}`);
     // The observer talks to hv1's server only: a session on the victim's server would go blind at the cut.
     zk = await connectZk({ hosts: [cluster.zk.connectString.split(',')[0]!], clock: realClock });
-    await initZkTree(zk);
+    const cli = pvcCli(cluster.zk.connectString);
+    await cli.ok('cluster', 'init', '--name', name);
     for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, settings));
     const names = cluster.hosts.map((h) => h.name);
     await waitNodesRun(zk, names, 120_000);
     const primary = await waitPrimary(zk, 60_000);
-    await readyNodes(zk, names);
+    for (const n of names) await cli.ok('node', 'ready', n, '--wait', '--wait-timeout', '120');
     const watch = new DoubleRunWatch(cluster.hosts);
     const quorum = new QuorumWatch(cluster.zk);
     watch.start();
@@ -118,7 +122,7 @@ export async function startFailoverCluster(name: string, settings: PvcNodeSettin
     log(`node services up on ${names.join(', ')} in ${(bootMs / 1000).toFixed(1)} s; primary ${primary}`);
     const zkc = zk;
     return {
-      cluster, zk, settings, victim, others: cluster.hosts.slice(0, 2), watch, quorum, bootMs, primary,
+      cluster, zk, settings, victim, others: cluster.hosts.slice(0, 2), watch, quorum, cli, bootMs, primary,
       async close() {
         await watch.stop();
         await quorum.stop();
@@ -134,13 +138,12 @@ export async function startFailoverCluster(name: string, settings: PvcNodeSettin
   }
 }
 
-/** Defines guests in ZK (state start, node = victim) and waits until virsh shows them all running there. */
+/** Defines guests on the victim and starts them (`pvc vm define --target`, `pvc vm start`); waits until virsh shows them all running there. */
 export async function placeGuests(fc: FailoverCluster, memories: readonly number[]): Promise<Guest[]> {
   const guests = memories.map((memoryMiB, i) => ({ name: `fvm${i + 1}`, uuid: uuidOf(i + 1), memoryMiB }));
   for (const g of guests) {
-    const xml = fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: g.memoryMiB });
-    const d = newDomainObject({ uuid: g.uuid, name: g.name, node: fc.victim.name, state: 'start', xml });
-    await fc.zk.createObject(d.root, d.entries);
+    await fc.cli.define(fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: g.memoryMiB }), fc.victim.name);
+    await fc.cli.ok('vm', 'start', g.name);
   }
   await waitFor(`${guests.length} guest(s) running on ${fc.victim.name}`, 120_000, async () => {
     const r = await fc.victim.virsh(['list', '--uuid']);

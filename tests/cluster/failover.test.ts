@@ -61,6 +61,13 @@ describe('failover of a host on the real cluster [root only]', () => {
     assert.equal(timeline.moved.get(g.name)?.target, r.host, 'ZK and virsh agree on the new host');
     assert.equal(await fc!.zk.read(paths.domain(g.uuid).lastNode), 'hv3');
     assert.ok(timeline.firstTick.has(g.name), 'the guest printed a heartbeat on its new host');
+    // What an administrator sees: pvc says the same.
+    const vms = JSON.parse(await fc!.cli.ok('vm', 'list', '-f', 'json')) as { name: string; state: string; node: string; lastNode: string }[];
+    assert.deepEqual(vms.map((v) => [v.name, v.state, v.node, v.lastNode]), [[g.name, 'start', r.host, 'hv3']]);
+    const status = JSON.parse(await fc!.cli.ok('cluster', 'status', '-f', 'json')) as { faults: { id: string }[]; nodes: { list: { name: string; daemonState: string }[] } };
+    const hv3 = status.nodes.list.find((n) => n.name === 'hv3')?.daemonState ?? '';
+    log(`pvc cluster status: hv3 ${hv3}; faults ${status.faults.map((f) => f.id).join(', ') || 'none'}`);
+    if (hv3 === 'dead' || hv3 === 'fenced') assert.ok(status.faults.some((f) => f.id === 'DEAD_NODE_HV3'), 'DEAD_NODE_HV3 shown');
   });
 
   it('target: failure → guest running elsewhere within window + 5 s; no healthy node declared dead', () => {

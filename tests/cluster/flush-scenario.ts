@@ -1,11 +1,11 @@
 /**
  * Node flush/unflush on a real harness cluster, shared by `vmd-flush.test.ts` and `bench/flush.ts`:
- * guests defined in ZK on hv1 (state start), then hv1's `domainstate` written as `pvc node flush`
- * / `pvc node ready` write it; vmd on hv1 moves the guests. A poller (every 200 ms) records whether
+ * guests defined and started on hv1 with `pvc vm define --target hv1` + `pvc vm start`, then
+ * `pvc node flush hv1` / `pvc node ready hv1`; vmd on hv1 moves the guests. A poller (every 200 ms) records whether
  * `flushed` was ever seen while virsh on hv1 still listed a running guest.
  */
 import { realClock } from '@pvc/runtime';
-import { newDomainObject, paths } from '@pvc/zk';
+import { paths } from '@pvc/zk';
 import { waitFor, type ClusterHost } from './harness/index.js';
 import type { FailoverCluster } from './failover-scenario.js';
 import { runningOn, type MigGuest } from './migration-scenario.js';
@@ -16,9 +16,8 @@ export const flushUuid = (i: number): string => `e1000000-0000-4000-8000-${Strin
 export async function placeGuests(fc: FailoverCluster, host: ClusterHost, n: number, memories: readonly number[] = [96]): Promise<MigGuest[]> {
   const guests = Array.from({ length: n }, (_, i) => ({ name: `fl${i + 1}`, uuid: flushUuid(i + 1) }));
   for (const [i, g] of guests.entries()) {
-    const xml = fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: memories[i % memories.length]! });
-    const d = newDomainObject({ uuid: g.uuid, name: g.name, node: host.name, state: 'start', xml });
-    await fc.zk.createObject(d.root, d.entries);
+    await fc.cli.define(fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: memories[i % memories.length]! }), host.name);
+    await fc.cli.ok('vm', 'start', g.name);
   }
   await waitFor(`${n} guests running on ${host.name}`, 300_000, async () => {
     const on = await runningOn(host);
@@ -35,12 +34,20 @@ export interface FlushRun {
   polls: number;
 }
 
-/** Writes `domainstate=<ask>` on `host` and waits (≤ timeoutMs) for `final`, polling ZK + virsh every 200 ms. */
+/**
+ * `pvc node flush <host>` (or `pvc node ready`) and waits (≤ timeoutMs) for `final`, polling ZK +
+ * virsh every 200 ms. Timed from the CLI's write of `domainstate` (its modification time on the ZK
+ * server), not from the CLI's start-up.
+ */
 export async function flushAndWait(fc: FailoverCluster, host: ClusterHost, guests: readonly MigGuest[], ask: 'flush' | 'unflush', timeoutMs = 300_000): Promise<FlushRun> {
   const final = ask === 'flush' ? 'flushed' : 'ready';
   const key = paths.node(host.name).domainState;
-  const t0 = realClock.now();
-  await fc.zk.write([[key, ask]]);
+  const spawned = realClock.now();
+  const before = (await fc.zk.get(key)).stat.version;
+  await fc.cli.ok('node', ask === 'flush' ? 'flush' : 'ready', host.name);
+  const after = await fc.zk.get(key);
+  // Exactly one write since `before` is the CLI's; when vmd already wrote the final state, fall back to the spawn time.
+  const t0 = after.stat.version === before + 1 ? after.stat.mtime : spawned;
   const earlyFinal: string[] = [];
   let polls = 0;
   await waitFor(`${host.name} ${final}`, timeoutMs, async () => {

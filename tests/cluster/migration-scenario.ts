@@ -1,16 +1,17 @@
 /**
  * Live migration on a real harness cluster, shared by `vmd-migration.test.ts` and
  * `bench/migration.ts`: the node services run on every host (startFailoverCluster); a guest is
- * defined in ZK; a migration is asked for by writing what `pvc vm migrate/unmigrate/move` write
- * (inventory §5.4) and timed from that write until ZK says `start` on the target and virsh shows
- * the domain there only. The guest's console ticks once a second: a background sampler records
+ * defined and started with `pvc vm define/start`; a migration is asked for with `pvc vm migrate`
+ * or `pvc vm unmigrate` and timed from its write (the `state` key's modification time on the ZK
+ * server: the CLI's own start-up is not counted) until ZK says `start` on the target and virsh
+ * shows the domain there only. The guest's console ticks once a second: a background sampler records
  * when each tick first appeared, so the largest gap between new ticks bounds the guest's downtime
  * (libvirt keeps no completed-job figures here: the transient source domain is gone and the target
  * reports none).
  */
 import { readFileSync } from 'node:fs';
 import { realClock } from '@pvc/runtime';
-import { newDomainObject, paths } from '@pvc/zk';
+import { paths } from '@pvc/zk';
 import { lastTick, waitFor } from './harness/index.js';
 import type { ClusterHost } from './harness/index.js';
 import type { FailoverCluster } from './failover-scenario.js';
@@ -25,7 +26,7 @@ export interface MigGuest {
 export interface MigrationRun {
   from: string;
   to: string;
-  /** ms from the ZK write to `state=start` on the target with virsh showing it only there. */
+  /** ms from the CLI's ZK write to `state=start` on the target with virsh showing it only there. */
   totalMs: number;
   /** Epoch ms of the ZK write and of the check that found it done (for the double-run windows). */
   startedAt: number;
@@ -43,11 +44,10 @@ export async function runningOn(h: ClusterHost): Promise<string[]> {
   return r.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
 }
 
-/** Defines the guest in ZK on `host` (state start) and waits for it to run there and tick. */
+/** Defines the guest on `host` and starts it (`pvc vm define --target`, `pvc vm start --wait`); waits for it to run there and tick. */
 export async function placeGuest(fc: FailoverCluster, host: ClusterHost, name = 'mvm1', uuid = 'e0000000-0000-4000-8000-000000000001'): Promise<MigGuest> {
-  const xml = fc.cluster.guest.domainXml(name, { uuid, memoryMiB: 96 });
-  const d = newDomainObject({ uuid, name, node: host.name, state: 'start', xml });
-  await fc.zk.createObject(d.root, d.entries);
+  await fc.cli.define(fc.cluster.guest.domainXml(name, { uuid, memoryMiB: 96 }), host.name);
+  await fc.cli.ok('vm', 'start', name, '--wait', '--wait-timeout', '120');
   await waitFor(`${name} running on ${host.name}`, 120_000, async () => ((await runningOn(host)).includes(uuid) ? true : undefined), 250);
   const log = fc.cluster.guest.consoleLog(name);
   await waitFor(`${name} ticking`, 120_000, async () => ((lastTick(log, name) ?? -1) >= 2 ? true : undefined), 250);
@@ -84,18 +84,32 @@ class TickSampler {
   }
 }
 
+/** How a migration is asked for: `pvc vm migrate --target <to> [--force-live]` or `pvc vm unmigrate`. */
+export type MigrationKind = 'migrate' | 'migrate-live' | 'unmigrate';
+
+/** The `pvc` arguments of a migration of `vm` to `to`. */
+export function migrationArgs(kind: MigrationKind, vm: string, to: string): string[] {
+  if (kind === 'unmigrate') return ['vm', 'unmigrate', vm];
+  return ['vm', 'migrate', vm, '--target', to, ...(kind === 'migrate-live' ? ['--force-live'] : [])];
+}
+
 /**
- * Writes the keys of a migration (`state=migrate`, `node=to`, `lastnode` as given) and waits for
- * the guest to run on `to` only with `state=start`; then for two more ticks (it keeps running).
+ * Asks for the migration through `pvc` and waits for the guest to run on `to` only with
+ * `state=start`; then for two more ticks (it keeps running). Timed from the CLI's write.
  */
-export async function migrate(fc: Pick<FailoverCluster, 'cluster' | 'zk'>, g: MigGuest, from: ClusterHost, to: ClusterHost, lastnode: string, state = 'migrate'): Promise<MigrationRun> {
+export async function migrate(fc: Pick<FailoverCluster, 'cluster' | 'zk' | 'cli'>, g: MigGuest, from: ClusterHost, to: ClusterHost, kind: MigrationKind = 'migrate'): Promise<MigrationRun> {
   const p = paths.domain(g.uuid);
   const consoleLog = fc.cluster.guest.consoleLog(g.name);
   const sampler = new TickSampler(consoleLog, g.name);
   await realClock.sleep(1500);
   const ticksBefore = lastTick(consoleLog, g.name) ?? -1;
-  const t0 = realClock.now();
-  await fc.zk.write([[p.state, state], [p.node, to.name], [p.lastNode, lastnode]]);
+  // `lastnode` is written by the CLI's one transaction (state, node, lastnode) and by nothing else
+  // on the way to success, so its modification time on the ZK server is the moment of the ask.
+  const before = (await fc.zk.get(p.lastNode)).stat.version;
+  await fc.cli.ok(...migrationArgs(kind, g.name, to.name));
+  const written = await fc.zk.get(p.lastNode);
+  if (written.stat.version === before) throw new Error(`pvc ${migrationArgs(kind, g.name, to.name).join(' ')} wrote nothing`);
+  const t0 = written.stat.mtime;
   try {
     await waitFor(`${g.name} on ${to.name} only, state start`, 180_000, async () => {
       const [st, onTo, onFrom] = await Promise.all([fc.zk.read(p.state), runningOn(to), runningOn(from)]);

@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeTestConfig, DELETE } from '@pvc/config/testing';
-import { baseKeys, paths, type ZkClient } from '@pvc/zk';
+import { paths, type ZkClient } from '@pvc/zk';
 import { shq } from './harness/configs.js';
 import { ipmitoolArgs, waitFor } from './harness/index.js';
 import type { Cluster, ClusterHost } from './harness/index.js';
@@ -114,20 +114,6 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
 }
 
 /**
- * Initialises the cluster's Zookeeper tree like `pvc cluster init` will: every base key, schema
- * version 15, no primary, maintenance off, the `mem` target selector. Idempotent.
- */
-export async function initZkTree(zk: ZkClient, opts: { schemaVersion?: number; selector?: string } = {}): Promise<void> {
-  for (const key of baseKeys()) await zk.ensurePath(key);
-  await zk.write([
-    [paths.schema.version, String(opts.schemaVersion ?? 15)],
-    [paths.config.primaryNode, 'none'],
-    [paths.config.maintenance, 'false'],
-    [paths.config.migrationTargetSelector, opts.selector ?? 'mem'],
-  ]);
-}
-
-/**
  * Starts the supervisor (standalone: it spawns netd, vmd, cephd, keepaliled) on `host` now and at
  * every power-on, like an enabled unit. `--external-services`: the harness runs Zookeeper and libvirtd.
  */
@@ -158,7 +144,3 @@ export async function waitPrimary(zk: ZkClient, timeoutMs: number): Promise<stri
   }, 200);
 }
 
-/** Marks nodes `ready` (what `pvc node ready` does; the CLI command comes later): recovery targets must be. */
-export async function readyNodes(zk: ZkClient, names: readonly string[]): Promise<void> {
-  await zk.write(names.map((n) => [paths.node(n).domainState, 'ready'] as [string, string]));
-}

@@ -1,6 +1,6 @@
 /**
  * Node flush and ready through vmd on the real cluster (issue 4 item 3): the node services on 3
- * harness hosts, 4 TCG guests defined in ZK on hv1. `domainstate=flush` on hv1 → vmd on hv1 moves
+ * harness hosts, 4 TCG guests defined with pvc on hv1. `pvc node flush hv1` (domainstate=flush) → vmd on hv1 moves
  * them (live, several at a time) to hv2/hv3 chosen by the selector and writes `flushed` — never
  * while virsh on hv1 still shows one running. `unflush` → they come back (lastnode hv1) and hv1
  * is `ready`. Throughout, no guest runs (state running) on two hosts (DoubleRunWatch, 200 ms).
@@ -39,7 +39,7 @@ describe('vmd node flush / ready on the real cluster [root only]', () => {
     assert.deepEqual([...where.values()], [['hv1'], ['hv1'], ['hv1'], ['hv1']]);
   });
 
-  it('flush hv1: every guest runs on hv2/hv3 (virsh), lastnode hv1; hv1 flushed, never while a guest still ran there', async () => {
+  it('pvc node flush hv1: every guest runs on hv2/hv3 (virsh), lastnode hv1; hv1 flushed, never while a guest still ran there', async () => {
     const r = await flushAndWait(fc!, fc!.cluster.host('hv1'), guests, 'flush');
     log(`flush of ${guests.length} guests: ${(r.ms / 1000).toFixed(1)} s (${r.polls} polls)`);
     assert.deepEqual(r.earlyFinal, []);
@@ -55,7 +55,7 @@ describe('vmd node flush / ready on the real cluster [root only]', () => {
     assert.equal(await fc!.zk.read(paths.node('hv1').domainState), 'flushed');
   });
 
-  it('unflush hv1: the guests come back to hv1 (lastnode cleared); hv1 ready', async () => {
+  it('pvc node ready hv1 (unflush): the guests come back to hv1 (lastnode cleared); hv1 ready', async () => {
     const r = await flushAndWait(fc!, fc!.cluster.host('hv1'), guests, 'unflush');
     log(`unflush: ${(r.ms / 1000).toFixed(1)} s`);
     const where = await placement(fc!.cluster.hosts, guests);

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { realClock } from '@pvc/runtime';
 import { paths } from '@pvc/zk';
-import { missingPrerequisites, waitFor } from './harness/index.js';
+import { missingPrerequisites } from './harness/index.js';
 import { startFailoverCluster, type FailoverCluster } from './failover-scenario.js';
 import { allTicks, formatRun, migrate, placeGuest, runningOn, type MigGuest } from './migration-scenario.js';
 import { staleBuilds } from './pvc-node.js';
@@ -38,14 +38,14 @@ describe('vmd live migration on the real cluster [root only]', () => {
     await fc?.close();
   });
 
-  it('the guest defined in ZK on hv1 runs there (virsh) and ticks', async () => {
+  it('pvc vm define --target hv1 + vm start --wait: the guest runs there (virsh) and ticks', async () => {
     g = await placeGuest(fc!, fc!.cluster.host('hv1'));
     assert.deepEqual(fc!.watch.where(g.uuid).length <= 1, true);
   });
 
-  it('migrate hv1 → hv2: runs on hv2 only, same boot (ticks continue), lastnode hv1', async () => {
+  it('pvc vm migrate --target hv2: hv1 → hv2: runs on hv2 only, same boot (ticks continue), lastnode hv1', async () => {
     const [hv1, hv2] = [fc!.cluster.host('hv1'), fc!.cluster.host('hv2')];
-    const r = await migrate(fc!, g, hv1, hv2, 'hv1');
+    const r = await migrate(fc!, g, hv1, hv2, 'migrate');
     windows.push([r.startedAt, r.doneAt]);
     log(formatRun(r));
     assert.deepEqual(await runningOn(hv2), [g.uuid]);
@@ -58,9 +58,9 @@ describe('vmd live migration on the real cluster [root only]', () => {
     assert.ok(r.totalMs < 60_000, `migration took ${r.totalMs} ms`);
   });
 
-  it('unmigrate (node = lastnode, lastnode cleared): back on hv1, still the same boot', async () => {
+  it('pvc vm unmigrate (node = lastnode, lastnode cleared): back on hv1, still the same boot', async () => {
     const [hv1, hv2] = [fc!.cluster.host('hv1'), fc!.cluster.host('hv2')];
-    const r = await migrate(fc!, g, hv2, hv1, '');
+    const r = await migrate(fc!, g, hv2, hv1, 'unmigrate');
     windows.push([r.startedAt, r.doneAt]);
     log(formatRun(r));
     assert.deepEqual(await runningOn(hv1), [g.uuid]);
@@ -71,19 +71,23 @@ describe('vmd live migration on the real cluster [root only]', () => {
     assert.ok(ticks.every((t, i) => i === 0 || t > ticks[i - 1]!), 'the tick count never restarts (no reboot)');
   });
 
-  it('migrate to hv3 whose libvirtd is stopped: the VM keeps running on hv1, state start, node hv1, failedreason', async () => {
+  it('pvc vm migrate --target hv3 --wait, hv3\'s libvirtd stopped: exit 1 with the failedreason; the VM keeps running on hv1', async () => {
     const [hv1, hv3] = [fc!.cluster.host('hv1'), fc!.cluster.host('hv3')];
     await hv3.stopService('libvirtd');
     const p = paths.domain(g.uuid);
-    const t0 = realClock.now();
-    await fc!.zk.write([[p.state, 'migrate'], [p.node, 'hv3'], [p.lastNode, 'hv1']]);
-    await waitFor('migration aborted (node back to hv1)', 120_000, async () => ((await fc!.zk.read(p.node)) === 'hv1' ? true : undefined), 200);
-    log(`aborted after ${((realClock.now() - t0) / 1000).toFixed(1)} s: ${await fc!.zk.read(p.failedReason)}`);
-    assert.deepEqual([await fc!.zk.read(p.state), await fc!.zk.read(p.lastNode)], ['start', 'hv1']);
+    const r = await fc!.cli.run(['vm', 'migrate', g.name, '--target', 'hv3', '--wait', '--wait-timeout', '120']);
+    log(`pvc vm migrate --wait: exit ${r.code} after ${(r.ms / 1000).toFixed(1)} s: ${r.stderr.trim()}`);
+    assert.equal(r.code, 1, r.stderr);
+    // stderr: progress lines (not a terminal: one per change), then the one-line failure.
+    assert.match(r.stderr.trimEnd().split('\n').at(-1) ?? '', /^pvc: VM "mvm1" migrate failed: Migration to hv3 failed: .*(Timed out waiting for peer|virsh)/);
+    assert.deepEqual([await fc!.zk.read(p.state), await fc!.zk.read(p.node), await fc!.zk.read(p.lastNode)], ['start', 'hv1', 'hv1']);
     assert.match((await fc!.zk.read(p.failedReason)) ?? '', /Migration to hv3 failed: .*(Timed out waiting for peer|virsh)/);
     assert.deepEqual(await runningOn(hv1), [g.uuid]);
     await realClock.sleep(3000);
     assert.deepEqual(await runningOn(hv1), [g.uuid], 'still running on hv1 a few seconds later');
+    const info = JSON.parse(await fc!.cli.ok('vm', 'info', g.name, '-f', 'json')) as { failedReason: string; node: string };
+    assert.equal(info.node, 'hv1');
+    assert.match(info.failedReason, /Migration to hv3 failed/);
   });
 
   it('no VM ever ran on two hosts (every libvirtd polled every 200 ms)', async () => {

@@ -1,8 +1,7 @@
 // `pvc cluster ...` against a real Zookeeper.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { baseKeys, newDomainObject, paths } from '@pvc/zk';
 import type { ClusterStatus } from '../../../apps/cli/src/ops/status.js';
@@ -69,15 +68,10 @@ describe('pvc cluster init', () => {
 
 describe('pvc cluster status, maintenance, backup, restore', () => {
   let rig: CliRig;
-  let dir: string;
   before(async () => {
     rig = await CliRig.start();
-    dir = await mkdtemp(join(tmpdir(), 'pvc-cli-backup-'));
   });
-  after(async () => {
-    await rig.destroy();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(async () => rig.destroy());
   beforeEach(async () => rig.reset());
 
   const vm = async (uuid: string, name: string, state: string, node: string, failedreason = ''): Promise<void> => {
@@ -141,7 +135,7 @@ describe('pvc cluster status, maintenance, backup, restore', () => {
     await rig.addNode('hv1');
     await vm('0de30000-0000-4000-8000-000000000001', 'web1', 'start', 'hv1');
     await rig.zk.create(`${paths.domain('0de30000-0000-4000-8000-000000000001').state}/abc__lock__`, 'x', { ephemeral: true, sequential: true });
-    const file = join(dir, 'backup.json');
+    const file = join(rig.dir, 'backup.json');
     assert.match(await rig.ok('cluster', 'backup', '--file', file), /Wrote \d+ keys/);
     assert.equal((await stat(file)).mode & 0o777, 0o600);
     const backup = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
@@ -161,7 +155,7 @@ describe('pvc cluster status, maintenance, backup, restore', () => {
 
   it('restore refuses files that are not PVC backups of this schema, writing nothing', async () => {
     const write = async (name: string, text: string): Promise<string> => {
-      const p = join(dir, name);
+      const p = join(rig.dir, name);
       await writeFile(p, text);
       return p;
     };
@@ -179,7 +173,7 @@ describe('pvc cluster status, maintenance, backup, restore', () => {
       assert.match(r.stderr, re);
       assert.equal(r.stderr.split('\n').length, 2, 'one line');
     }
-    const missing = await rig.pvc(['cluster', 'restore', join(dir, 'nope.json'), '--yes']);
+    const missing = await rig.pvc(['cluster', 'restore', join(rig.dir, 'nope.json'), '--yes']);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /cannot read .*nope\.json/);
     assert.equal(await rig.ok('cluster', 'backup'), before);

@@ -8,7 +8,9 @@ import { connectZk, newNodeObject, paths, type RealZkClient } from '@pvc/zk';
 import { runCli } from '../../../apps/cli/src/cli.js';
 import type { CliIo, TextSink } from '../../../apps/cli/src/io.js';
 import { ZkTestServer } from '../../support/zk-server.js';
+import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 /** What one `pvc` invocation did. */
 export interface PvcRun {
@@ -45,7 +47,14 @@ export class CliRig {
   static async start(): Promise<CliRig> {
     const server = await ZkTestServer.start();
     const zk = await connectZk({ hosts: [server.hostPort], clock: realClock, spinDelayMs: 100 });
-    return new CliRig(server, zk);
+    const rig = new CliRig(server, zk);
+    mkdirSync(rig.dir);
+    return rig;
+  }
+
+  /** A scratch directory for input files (removed with the server by `destroy`). */
+  get dir(): string {
+    return join(this.server.dir, 'files');
   }
 
   /** Environment of every run: the server, no colour, a private connection store. */

@@ -1,7 +1,6 @@
 // `pvc vm tag|vcpu|memory ...` against a real Zookeeper (vmd faked for --restart).
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { paths } from '@pvc/zk';
@@ -10,7 +9,6 @@ import { dumpTree, fakeVmd, setRunning, U1 } from './vm-config-support.js';
 
 describe('pvc vm tag / vcpu / memory', () => {
   let rig: CliRig;
-  let dir: string;
   const refusedUnchanged = async (args: string[], code: number, re: RegExp): Promise<void> => {
     const before = await dumpTree(rig.zk, paths.domains);
     const r = await rig.pvc(args);
@@ -20,18 +18,14 @@ describe('pvc vm tag / vcpu / memory', () => {
     assert.deepEqual(await dumpTree(rig.zk, paths.domains), before);
   };
   const define = async (xml: string): Promise<void> => {
-    const f = join(dir, 'vm.xml');
+    const f = join(rig.dir, 'vm.xml');
     await writeFile(f, xml);
     await rig.ok('vm', 'define', f, '-t', 'hv1');
   };
   before(async () => {
     rig = await CliRig.start();
-    dir = await mkdtemp(join(tmpdir(), 'pvc-vmedit-'));
   });
-  after(async () => {
-    await rig.destroy();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(async () => rig.destroy());
   beforeEach(async () => {
     await rig.reset();
     await rig.addNode('hv1', { cpus: 4, memTotalMiB: 8192 });

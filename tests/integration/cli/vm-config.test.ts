@@ -1,7 +1,6 @@
 // `pvc vm define|modify|undefine|meta` against a real Zookeeper (vmd faked where a command waits on it).
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { paths } from '@pvc/zk';
@@ -10,9 +9,8 @@ import { dumpTree, fakeVmd, rbdXml, setRunning, U1, U2 } from './vm-config-suppo
 
 describe('pvc vm define / modify / undefine / meta', () => {
   let rig: CliRig;
-  let dir: string;
   const file = async (name: string, text: string): Promise<string> => {
-    const p = join(dir, name);
+    const p = join(rig.dir, name);
     await writeFile(p, text);
     return p;
   };
@@ -27,12 +25,8 @@ describe('pvc vm define / modify / undefine / meta', () => {
   };
   before(async () => {
     rig = await CliRig.start();
-    dir = await mkdtemp(join(tmpdir(), 'pvc-vmconfig-'));
   });
-  after(async () => {
-    await rig.destroy();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(async () => rig.destroy());
   beforeEach(async () => {
     await rig.reset();
     await rig.addNode('hv1', { cpus: 8, memTotalMiB: 16384, memFreeMiB: 8000 });
@@ -116,7 +110,7 @@ describe('pvc vm define / modify / undefine / meta', () => {
       ['empty.xml', '', /empty\.xml: empty file/],
     ];
     for (const [name, text, re] of cases) await refusedUnchanged(['vm', 'define', await file(name, text)], 2, re);
-    await refusedUnchanged(['vm', 'define', join(dir, 'missing.xml')], 2, /^pvc: cannot read .*missing\.xml: .*ENOENT/m);
+    await refusedUnchanged(['vm', 'define', join(rig.dir, 'missing.xml')], 2, /^pvc: cannot read .*missing\.xml: .*ENOENT/m);
   });
 
   it('modify replaces the XML (UUID inserted, rbdlist recomputed, renamed when unique) and refuses bad XML', async () => {

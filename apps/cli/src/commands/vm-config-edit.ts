@@ -46,8 +46,7 @@ export async function afterXmlChange(ctx: CliContext, change: XmlChange, o: { re
 /** `pvc vm tag|vcpu|memory ...`. */
 export function registerVmEdits(group: Command, ctx: CliContext): void {
   registerTag(group, ctx);
-  registerVcpu(group, ctx);
-  registerMemory(group, ctx);
+  for (const x of XML_SETTINGS) registerXmlSetting(group, ctx, x);
 }
 
 function registerTag(group: Command, ctx: CliContext): void {
@@ -86,48 +85,40 @@ function registerTag(group: Command, ctx: CliContext): void {
     });
 }
 
-function registerVcpu(group: Command, ctx: CliContext): void {
-  const vcpu = group.command('vcpu').description('the vCPU count of a VM: get, set');
-  vcpu.command('get <vm>')
-    .description('show the vCPU count of a VM (from its XML)')
-    .addOption(formatOption())
-    .action(async (vm: string, o: { format?: string }) => {
-      const { zk } = await ctx.cluster();
-      const s = await readVmSummary(zk, await findVm(zk, vm));
-      if (formatOf(o) === 'json') return ctx.output.json({ name: s.name, uuid: s.uuid, vcpus: s.vcpus });
-      ctx.output.line(`${s.vcpus ?? '?'}`);
-    });
-  addRestartOptions(vcpu.command('set <vm> <count>'))
-    .summary('set the vCPU count of a VM')
-    .description(`set the vCPU count of a VM in its XML. ${GUARD_HELP}`)
-    .action(async (vm: string, count: string, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }) => {
-      const n = parsePositiveInt(count, 'vcpu count');
-      const { zk } = await ctx.cluster();
-      const change = await setVcpus(zk, await findVm(zk, vm), n);
-      ctx.output.line(`Set VM "${change.ref.name}" to ${n} vCPUs`);
-      await afterXmlChange(ctx, change, o);
-    });
+/** One XML setting with `get` and `set` subcommands (`vcpu`, `memory`). */
+interface XmlSetting {
+  command: string;
+  what: string;
+  arg: string;
+  field: 'vcpus' | 'memoryMiB';
+  unit: string;
+  set: typeof setVcpus;
 }
 
-function registerMemory(group: Command, ctx: CliContext): void {
-  const memory = group.command('memory').description('the memory of a VM: get, set');
-  memory.command('get <vm>')
-    .description('show the memory of a VM in MiB (from its XML)')
+const XML_SETTINGS: readonly XmlSetting[] = [
+  { command: 'vcpu', what: 'the vCPU count', arg: 'count', field: 'vcpus', unit: 'vCPUs', set: setVcpus },
+  { command: 'memory', what: 'the memory', arg: 'MiB', field: 'memoryMiB', unit: 'MiB of memory', set: setMemory },
+];
+
+function registerXmlSetting(group: Command, ctx: CliContext, x: XmlSetting): void {
+  const cmd = group.command(x.command).description(`${x.what} of a VM: get, set`);
+  cmd.command('get <vm>')
+    .description(`show ${x.what} of a VM${x.field === 'memoryMiB' ? ' in MiB' : ''} (from its XML)`)
     .addOption(formatOption())
     .action(async (vm: string, o: { format?: string }) => {
       const { zk } = await ctx.cluster();
       const s = await readVmSummary(zk, await findVm(zk, vm));
-      if (formatOf(o) === 'json') return ctx.output.json({ name: s.name, uuid: s.uuid, memoryMiB: s.memoryMiB });
-      ctx.output.line(`${s.memoryMiB ?? '?'}`);
+      if (formatOf(o) === 'json') return ctx.output.json({ name: s.name, uuid: s.uuid, [x.field]: s[x.field] });
+      ctx.output.line(`${s[x.field] ?? '?'}`);
     });
-  addRestartOptions(memory.command('set <vm> <MiB>'))
-    .summary('set the memory of a VM, MiB')
-    .description(`set the memory of a VM in its XML, in MiB. ${GUARD_HELP}`)
-    .action(async (vm: string, mib: string, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }) => {
-      const n = parsePositiveInt(mib, 'memory MiB');
+  addRestartOptions(cmd.command(`set <vm> <${x.arg}>`))
+    .summary(`set ${x.what} of a VM${x.field === 'memoryMiB' ? ', MiB' : ''}`)
+    .description(`set ${x.what} of a VM in its XML${x.field === 'memoryMiB' ? ', in MiB' : ''}. ${GUARD_HELP}`)
+    .action(async (vm: string, value: string, o: { restart?: boolean; wait?: boolean; waitTimeout?: string }) => {
+      const n = parsePositiveInt(value, x.field === 'vcpus' ? 'vcpu count' : 'memory MiB');
       const { zk } = await ctx.cluster();
-      const change = await setMemory(zk, await findVm(zk, vm), n);
-      ctx.output.line(`Set VM "${change.ref.name}" to ${n} MiB of memory`);
+      const change = await x.set(zk, await findVm(zk, vm), n);
+      ctx.output.line(`Set VM "${change.ref.name}" to ${n} ${x.unit}`);
       await afterXmlChange(ctx, change, o);
     });
 }
