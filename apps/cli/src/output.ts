@@ -70,7 +70,7 @@ export class Output {
 
   /** Text with a style when colour is on. */
   paint(style: Style | undefined, text: string): string {
-    return this.colour && style !== undefined && text !== '' ? styleText(style, text) : text;
+    return this.colour && style !== undefined && text !== '' ? styleText(style, text, { validateStream: false }) : text;
   }
 
   /** Columns aligned on the widest cell; a bold header on a terminal. */

@@ -121,6 +121,18 @@ describe('pvc cluster status, maintenance, backup, restore', () => {
     assert.equal(bad.stderr, 'pvc: maintenance: expected on or off, got "maybe"\n');
   });
 
+  it('colour only on a terminal, and never with NO_COLOR or --no-color', async () => {
+    await rig.addNode('hv1');
+    const esc = /\x1b\[/;
+    const tty = await rig.pvc(['node', 'list'], { tty: true });
+    assert.equal(tty.code, 0);
+    assert.match(tty.stdout, esc, 'a terminal gets colours');
+    assert.match(tty.stdout, /\x1b\[32mrun\x1b\[39m/, 'daemon state run in green');
+    assert.doesNotMatch((await rig.pvc(['node', 'list'], { tty: true, env: rig.env({ NO_COLOR: '1' }) })).stdout, esc);
+    assert.doesNotMatch((await rig.pvc(['--no-color', 'node', 'list'], { tty: true })).stdout, esc);
+    assert.doesNotMatch((await rig.pvc(['node', 'list'])).stdout, esc, 'a pipe gets plain text');
+  });
+
   it('status survives bad data in ZK and reports it', async () => {
     await rig.addNode('hv1');
     await rig.zk.set(paths.node('hv1').memTotal, 'lots');
