@@ -1,4 +1,5 @@
-import { execa } from 'execa';
+import type * as Execa from 'execa';
+import type { ResultPromise } from 'execa';
 import type { Logger } from './logger.js';
 import { AbortedError, PvcError, TimeoutError } from './errors.js';
 
@@ -54,6 +55,17 @@ export function describeCommand(command: string, args: readonly string[], secret
   return maskSecrets([command, ...args].join(' '), secrets);
 }
 
+let execaModule: Promise<typeof Execa> | undefined;
+
+/**
+ * execa is loaded on first use (~0.2 s of start-up here): a process that never runs a command —
+ * the `pvc` client, which imports this package for its clock and errors — does not pay for it.
+ */
+function loadExeca(): Promise<typeof Execa> {
+  execaModule ??= import('execa');
+  return execaModule;
+}
+
 /** The real Exec, over execa. */
 export function createExec(logger?: Logger): Exec {
   return {
@@ -61,6 +73,7 @@ export function createExec(logger?: Logger): Exec {
       const shown = describeCommand(command, args, opts.secrets);
       logger?.debug({ cmd: shown }, 'exec');
       try {
+        const { execa } = await loadExeca();
         const r = await execa(command, [...args], {
           reject: false,
           timeout: opts.timeoutMs,
@@ -82,28 +95,31 @@ export function createExec(logger?: Logger): Exec {
       }
     },
     spawn(command, args, opts = {}) {
-      const child = execa(command, [...args], {
-        reject: false,
-        cancelSignal: opts.signal,
-        env: opts.env,
-        cwd: opts.cwd,
-        buffer: false,
-      });
       const listeners: ((line: string) => void)[] = [];
-      let rest = '';
-      child.stdout?.setEncoding('utf8');
-      child.stdout?.on('data', (chunk: string) => {
-        const parts = (rest + chunk).split('\n');
-        rest = parts.pop() ?? '';
-        for (const line of parts) for (const l of listeners) l(line);
+      let child: ResultPromise | undefined;
+      let killedWith: NodeJS.Signals | undefined;
+      const exited = loadExeca().then(({ execa }) => {
+        const c = execa(command, [...args], { reject: false, cancelSignal: opts.signal, env: opts.env, cwd: opts.cwd, buffer: false });
+        child = c;
+        if (killedWith !== undefined) c.kill(killedWith);
+        let rest = '';
+        c.stdout?.setEncoding('utf8');
+        c.stdout?.on('data', (chunk: string) => {
+          const parts = (rest + chunk).split('\n');
+          rest = parts.pop() ?? '';
+          for (const line of parts) for (const l of listeners) l(line);
+        });
+        return c.then((r) => r.exitCode ?? -1);
       });
-      const exited = child.then((r) => r.exitCode ?? -1);
       return {
-        pid: child.pid,
+        get pid() {
+          return child?.pid;
+        },
         onLine: (fn) => listeners.push(fn),
         exited,
         kill: (signal = 'SIGTERM') => {
-          child.kill(signal);
+          if (child) child.kill(signal);
+          else killedWith = signal;
         },
       };
     },
