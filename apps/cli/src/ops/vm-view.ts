@@ -133,7 +133,7 @@ export async function showVmInfo(ctx: CliContext, ref: VmRef, format: Format, lo
   const pairs: Pair[] = [
     ['Name', vm.name], ['UUID', vm.uuid], ['State', dash(vm.state), stateStyle(vm.state)],
     ['Node', dash(vm.node)], ['Migrated', vm.lastNode === '' ? 'no' : `from ${vm.lastNode}`],
-    ['Running on', vm.runningOn.length === 0 ? 'no node' : vm.runningOn.join(', ')],
+    ['Running on', `${vm.runningOn.length === 0 ? 'no node' : vm.runningOn.join(', ')} (as of the nodes' last keepalives)`],
     ['vCPUs', dash(vm.vcpus)], ['Memory', vm.memoryMiB === null ? '-' : `${vm.memoryMiB} MiB`],
     ['Failed reason', dash(vm.failedReason), vm.failedReason ? 'red' : undefined], ['VNC', dash(vm.vnc)],
     ['Autostart', vm.autostart ? 'yes' : 'no'], ['Node limit', dash(vm.nodeLimit.join(','))],
