@@ -2,10 +2,11 @@
 # The main job, on a fresh Debian 12 machine as root:
 #   bash scripts/demo.sh up      install + build, bring up a local 3-host cluster (network namespaces, a
 #                                libvirtd and an IPMI simulator per host, a 3-server Zookeeper ensemble)
-#                                and boot a guest on the first host through vmd, live-migrate it to
-#                                another host through vmd (timed), then print what to try next
-#   bash scripts/demo.sh migrate live-migrate the guest again through Zookeeper/vmd: back to where it
-#                                came from when it was migrated (unmigrate), else to the next host
+#                                and, with the pvc command, define and start a guest on the first host
+#                                and live-migrate it to another host (timed); pvc's default connection
+#                                is then this cluster; print what to try next
+#   bash scripts/demo.sh migrate live-migrate the guest again with pvc: back to where it came from when
+#                                it was migrated (pvc vm unmigrate), else to the next host (pvc vm migrate)
 #   bash scripts/demo.sh down    tear everything down
 #   bash scripts/demo.sh status  power, libvirtd and Zookeeper quorum of each host
 set -euo pipefail
@@ -26,7 +27,11 @@ case "$cmd" in
     node --conditions=development --import tsx tests/cluster/demo-guest.ts "$NAME" demo-vm1
     ;;
   migrate) node --conditions=development --import tsx tests/cluster/demo-guest.ts "$NAME" demo-vm1 ;;
-  down) "${CTL[@]}" down --name "$NAME" ;;
+  down)
+    "${CTL[@]}" down --name "$NAME"
+    # the demo registered itself as the default pvc connection; forget it with the cluster
+    if [ -f apps/cli/dist/main.js ]; then node apps/cli/dist/main.js connection remove "$NAME" >/dev/null 2>&1 || true; fi
+    ;;
   status) "${CTL[@]}" status --name "$NAME" ;;
   *) echo "usage: bash scripts/demo.sh up|migrate|down|status" >&2; exit 2 ;;
 esac
