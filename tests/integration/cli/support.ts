@@ -10,6 +10,7 @@ import type { CliIo, TextSink } from '../../../apps/cli/src/io.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { after, before, beforeEach } from 'node:test';
 import { join } from 'node:path';
 
 /** What one `pvc` invocation did. */
@@ -130,4 +131,21 @@ export function domainXml(name: string, o: { uuid?: string; memoryMiB?: number; 
     `</domain>`,
     '',
   ].join('\n');
+}
+
+/**
+ * One rig for the enclosing `describe`: started before its tests (handed to `bind`), destroyed
+ * after them; before each test the tree is reset (`pvc cluster init`) and `setup` runs.
+ */
+export function useRig(bind: (rig: CliRig) => void, setup: (rig: CliRig) => Promise<void> = async () => undefined): void {
+  let rig: CliRig | undefined;
+  before(async () => {
+    rig = await CliRig.start();
+    bind(rig);
+  });
+  after(async () => rig?.destroy());
+  beforeEach(async () => {
+    await rig!.reset();
+    await setup(rig!);
+  });
 }

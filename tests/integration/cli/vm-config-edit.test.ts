@@ -2,32 +2,20 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { paths } from '@pvc/zk';
-import { CliRig, domainXml } from './support.js';
-import { dumpTree, fakeVmd, setRunning, U1 } from './vm-config-support.js';
+import { domainXml, useRig, type CliRig } from './support.js';
+import { expectRefusedUnchanged, fakeVmd, setRunning, U1 } from './vm-config-support.js';
 
 describe('pvc vm tag / vcpu / memory', () => {
   let rig: CliRig;
-  const refusedUnchanged = async (args: string[], code: number, re: RegExp): Promise<void> => {
-    const before = await dumpTree(rig.zk, paths.domains);
-    const r = await rig.pvc(args);
-    assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
-    assert.match(r.stderr, re);
-    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-    assert.deepEqual(await dumpTree(rig.zk, paths.domains), before);
-  };
+  const refusedUnchanged = (args: string[], code: number, re: RegExp): Promise<void> => expectRefusedUnchanged(rig, args, code, re);
   const define = async (xml: string): Promise<void> => {
     const f = join(rig.dir, 'vm.xml');
     await writeFile(f, xml);
     await rig.ok('vm', 'define', f, '-t', 'hv1');
   };
-  before(async () => {
-    rig = await CliRig.start();
-  });
-  after(async () => rig.destroy());
-  beforeEach(async () => {
-    await rig.reset();
+  useRig((r) => (rig = r), async () => {
     await rig.addNode('hv1', { cpus: 4, memTotalMiB: 8192 });
     await define(domainXml('vm1', { uuid: U1, memoryMiB: 512, vcpus: 1 }));
   });

@@ -3,7 +3,9 @@
  * written), a VM XML with RBD disks, and a fake vmd that reacts to `state` writes like the real
  * one (restart → start; stop → off the node's runningdomains, state stop).
  */
+import assert from 'node:assert/strict';
 import { codec, paths, type ZkClient } from '@pvc/zk';
+import type { CliRig } from './support.js';
 
 export const U1 = '0de30000-0000-4000-8000-000000000001';
 export const U2 = '0de30000-0000-4000-8000-000000000002';
@@ -57,4 +59,17 @@ export function fakeVmd(zk: ZkClient, uuid: string, node: string, stopDelayMs = 
     await react(snap.data).catch(() => undefined);
   });
   return { seen, stop: unwatch };
+}
+
+/**
+ * Runs pvc and expects exit `code`, a one-line message matching `re` on stderr, and no change
+ * anywhere under /domains (nothing written on bad input).
+ */
+export async function expectRefusedUnchanged(rig: CliRig, args: string[], code: number, re: RegExp): Promise<void> {
+  const before = await dumpTree(rig.zk, paths.domains);
+  const r = await rig.pvc(args);
+  assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
+  assert.match(r.stderr, re);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.deepEqual(await dumpTree(rig.zk, paths.domains), before);
 }

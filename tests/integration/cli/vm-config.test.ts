@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { paths } from '@pvc/zk';
-import { CliRig, domainXml } from './support.js';
-import { dumpTree, fakeVmd, rbdXml, setRunning, U1, U2 } from './vm-config-support.js';
+import { domainXml, useRig, type CliRig } from './support.js';
+import { dumpTree, expectRefusedUnchanged, fakeVmd, rbdXml, setRunning, U1, U2 } from './vm-config-support.js';
 
 describe('pvc vm define / modify / undefine / meta', () => {
   let rig: CliRig;
@@ -15,20 +15,8 @@ describe('pvc vm define / modify / undefine / meta', () => {
     return p;
   };
   /** Runs pvc, expects `code` and a one-line message matching `re`, and that /domains did not change. */
-  const refusedUnchanged = async (args: string[], code: number, re: RegExp): Promise<void> => {
-    const before = await dumpTree(rig.zk, paths.domains);
-    const r = await rig.pvc(args);
-    assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
-    assert.match(r.stderr, re);
-    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-    assert.deepEqual(await dumpTree(rig.zk, paths.domains), before);
-  };
-  before(async () => {
-    rig = await CliRig.start();
-  });
-  after(async () => rig.destroy());
-  beforeEach(async () => {
-    await rig.reset();
+  const refusedUnchanged = (args: string[], code: number, re: RegExp): Promise<void> => expectRefusedUnchanged(rig, args, code, re);
+  useRig((r) => (rig = r), async () => {
     await rig.addNode('hv1', { cpus: 8, memTotalMiB: 16384, memFreeMiB: 8000 });
     await rig.addNode('hv2', { cpus: 2, memTotalMiB: 4096, memFreeMiB: 3000 });
   });

@@ -1,9 +1,9 @@
 // `pvc vm start|stop|shutdown|restart|disable|migrate|move|unmigrate` against a real Zookeeper,
 // with vmd + keepaliled faked (fake-vmd.ts) where --wait waits on them.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import { newDomainObject, paths, type DomainTag } from '@pvc/zk';
-import { CliRig, domainXml } from './support.js';
+import { domainXml, useRig, type CliRig } from './support.js';
 import { FakeVmd } from './fake-vmd.js';
 
 const U1 = '11111111-1111-4111-8111-111111111111';
@@ -22,12 +22,7 @@ interface VmSetup {
 describe('pvc vm state changes and migration', () => {
   let rig: CliRig;
   let fake: FakeVmd;
-  before(async () => {
-    rig = await CliRig.start();
-  });
-  after(async () => rig.destroy());
-  beforeEach(async () => {
-    await rig.reset();
+  useRig((r) => (rig = r), async () => {
     for (const n of ['hv1', 'hv2']) await rig.addNode(n);
     fake = new FakeVmd(rig.zk);
     fake.start();

@@ -1,9 +1,9 @@
 // `pvc vm list|info|dump|log` against a real Zookeeper, including bad data in the tree.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { newDomainObject, paths } from '@pvc/zk';
-import { CliRig, domainXml } from './support.js';
+import { domainXml, useRig, type CliRig } from './support.js';
 
 const U1 = '11111111-1111-4111-8111-111111111111';
 const U2 = '22222222-2222-4222-8222-222222222222';
@@ -11,12 +11,7 @@ const U3 = '33333333-3333-4333-8333-333333333333';
 
 describe('pvc vm list/info/dump/log', () => {
   let rig: CliRig;
-  before(async () => {
-    rig = await CliRig.start();
-  });
-  after(async () => rig.destroy());
-  beforeEach(async () => {
-    await rig.reset();
+  useRig((r) => (rig = r), async () => {
     for (const n of ['hv1', 'hv2']) await rig.addNode(n);
     const web = newDomainObject({
       uuid: U1, name: 'web', xml: domainXml('web', { uuid: U1, memoryMiB: 512, vcpus: 2 }), node: 'hv1', state: 'start', autostart: true,
