@@ -162,6 +162,24 @@ describe('Reconciler with a fake libvirt and a fake ZK (virtual time)', () => {
     await rig.stop();
   });
 
+  it('runningdomains/domainscount follow libvirt at once (not only at the next keepalive)', async () => {
+    const rig = await unitRig();
+    await rig.define(U1, 'vm1', 'start');
+    await rig.define(U2, 'vm2', 'start');
+    await rig.startVmd();
+    await rig.settle();
+    const k = paths.node('hv1');
+    const running = async (): Promise<[string | undefined, string | undefined]> => [await rig.admin.read(k.runningDomains), await rig.admin.read(k.domainsCount)];
+    assert.deepEqual(await running(), [[U1, U2].sort().join(' '), '2']);
+    const version = (await rig.admin.get(k.runningDomains)).stat.version;
+    await rig.settle(10_000);
+    assert.equal((await rig.admin.get(k.runningDomains)).stat.version, version, 'unchanged list: no rewrite every pass');
+    await rig.admin.write([[paths.domain(U1).state, 'stop']]);
+    await rig.settle();
+    assert.deepEqual(await running(), [U2, '1']);
+    await rig.stop();
+  });
+
   it('figures, stats keys and stopAll', async () => {
     const rig = await unitRig();
     await rig.define(U1, 'vm1', 'start', 'hv1', testXml('vm1', U1, 256));

@@ -53,6 +53,8 @@ export class Reconciler {
   private readonly logged = new Set<string>();
   private observed = new Map<string, ObservedDomain>();
   private cache: NodeResources = { runningDomains: [], memAllocMib: 0, memProvMib: 0, vcpuAlloc: 0 };
+  /** The `runningdomains` value this process last wrote (undefined: not yet). */
+  private publishedRunning: string | undefined;
   private dirty = true;
   private wake = new AbortController();
   private halted: string | undefined;
@@ -139,6 +141,7 @@ export class Reconciler {
     this.cache = computeResources(this.deps.node, desired, this.observed);
     const guard = { ...this.store.guard(), halted: this.halted };
     if (!guard.zkConnected) return this.noteSkip('ZK session not connected: pass planned nothing');
+    await this.publishRunning();
     this.deps.flusher?.sync(guard.domainState);
     this.logged.delete('zk-down');
     const actions = plan({
@@ -175,6 +178,24 @@ export class Reconciler {
     }
     for (const k of [...this.logged]) if (k !== 'zk-down' && !now.has(k)) this.logged.delete(k);
     for (const k of now) this.logged.add(k);
+  }
+
+  /**
+   * Writes this node's `runningdomains` (and `domainscount`) when the list changed, as the
+   * original's node daemon does at every VM add/remove: a client waiting for a start, stop or
+   * migration (`pvc vm start --wait`) sees it at once, not at the next keepalive (which writes the
+   * same figures from the same cache). A failed write is retried by the next pass.
+   */
+  private async publishRunning(): Promise<void> {
+    const value = this.cache.runningDomains.join(' ');
+    if (value === this.publishedRunning) return;
+    const k = paths.node(this.deps.node);
+    try {
+      await this.deps.zk.write([[k.runningDomains, value], [k.domainsCount, String(this.cache.runningDomains.length)]]);
+      this.publishedRunning = value;
+    } catch (err) {
+      this.deps.logger.debug({ err: describeError(err) }, 'runningdomains not written; next pass retries');
+    }
   }
 
   /** Writes `stats` of every running domain PVC knows (each on its own; one failure skips one VM). */
