@@ -84,18 +84,24 @@ describe('pvc drives the real cluster (test-cluster.sh) [root only]', () => {
     const out = await fc!.cli.define(fc!.cluster.guest.domainXml(VM, { uuid: UUID, memoryMiB: 96 }), 'hv2', '--tag', 'pvc-test', '--migration-method', 'live');
     assert.match(out, new RegExp(UUID));
     assert.equal((await vmInfo()).state, 'stop');
+    const t0 = Date.now();
     await pvc('vm', 'start', VM, '--wait', '--wait-timeout', '120');
+    log(`vm start --wait: ${Date.now() - t0} ms (CLI start to listed running)`);
     assert.deepEqual(await where(), ['hv2']);
     await ticking();
     assert.equal((await pvc('vm', 'dump', VM)).trim().startsWith('<domain'), true);
   });
 
   it('vm shutdown --wait, start, restart --wait', async () => {
+    let t0 = Date.now();
     await pvc('vm', 'shutdown', VM, '--wait', '--wait-timeout', '120');
+    log(`vm shutdown --wait: ${Date.now() - t0} ms (vm_shutdown_timeout 3 s)`);
     assert.deepEqual([(await vmInfo()).state, await where()], ['stop', []]);
     await pvc('vm', 'start', VM, '--wait', '--wait-timeout', '120');
     assert.deepEqual(await where(), ['hv2']);
+    t0 = Date.now();
     await pvc('vm', 'restart', VM, '--wait', '--wait-timeout', '120');
+    log(`vm restart --wait: ${Date.now() - t0} ms`);
     assert.deepEqual([(await vmInfo()).state, await where()], ['start', ['hv2']]);
     const refused = await fc!.cli.run(['vm', 'restart', 'no-such-vm']);
     assert.equal(refused.code, 1);
