@@ -4,7 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { realClock } from '@pvc/runtime';
 import { connectZk, Lock, type DataSnapshot, type RealZkClient, type ZkClient } from '@pvc/zk';
 import { ValueRecorder } from '@pvc/zk/testing';
+import { createServer, type Socket } from 'node:net';
 import { ZkTestServer } from '../../support/zk-server.js';
+import { freePort } from '../../support/ports.js';
 
 describe('real ZooKeeper: restarts and session expiry', () => {
   let server: ZkTestServer;
@@ -93,6 +95,35 @@ describe('real ZooKeeper: restarts and session expiry', () => {
     // The server drops the old session (and its lock contender) one session timeout after restart.
     await until('the old contender is gone', async () => (await observer.children('/outage/lock')).length === 0, 10_000);
     assert.equal(await new Lock(observer, '/outage/lock', { clock: realClock }).acquire({ timeoutMs: 5000 }), true);
+  });
+
+  it('a server that accepts the connection but never answers the handshake does not hold a client', async () => {
+    // The library waits for the ConnectResponse without bound once TCP is up; our read timeout
+    // (2/3 of the session timeout) now covers the handshake, so each client moves on to the real
+    // server. The server list is shuffled per client: with 8 clients, about half try the silent one first.
+    const sockets: Socket[] = [];
+    const silent = createServer((sock) => void sockets.push(sock));
+    const silentPort = await freePort();
+    await new Promise<void>((resolve) => silent.listen(silentPort, '127.0.0.1', resolve));
+    const opened: RealZkClient[] = [];
+    try {
+      const t0 = realClock.now();
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        const c = await connectZk(
+          { hosts: [`127.0.0.1:${silentPort}`, `127.0.0.1:${server.port}`], sessionTimeoutMs: 3000, spinDelayMs: 100, clock: realClock },
+          { timeoutMs: 8000 },
+        );
+        opened.push(c);
+      }));
+      const ms = realClock.now() - t0;
+      console.log(`8 clients connected in ${ms} ms; the silent server was tried ${sockets.length}×`);
+      assert.ok(sockets.length > 0, 'some client tried the silent server (else the test proves nothing; rerun)');
+      for (const c of opened) assert.equal(c.state, 'connected');
+    } finally {
+      for (const c of opened) await c.close();
+      for (const sock of sockets) sock.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('a killed server (SIGKILL) comes back with its data; clients reconnect by themselves', async () => {

@@ -55,7 +55,7 @@ export class NodeSession implements SessionHandle {
       retries: 0,
     });
     this.client.on('state', (state) => this.onState(state));
-    this.stopReadTimeout = watchReadTimeout(this.client, opts.clock, () => !this.dead && this.client.getState() === zookeeper.State.SYNC_CONNECTED);
+    this.stopReadTimeout = watchReadTimeout(this.client, opts.clock, () => !this.dead);
     this.client.connect();
   }
 

@@ -19,9 +19,14 @@ export function dropSocket(client: Client): void {
  * gives up, ~15 minutes: no watch fires, no call returns. Like the Java client, drop the connection
  * when nothing was read for two thirds of the session timeout; the library then moves on to the next
  * server (DISCONNECTED → suspended; the session survives if another server is reached in time).
+ *
+ * The same holds for the handshake: once TCP is up the library clears its connect timer and waits
+ * for the ConnectResponse without bound, so a server that accepts the connection but does not
+ * answer (a JVM still starting, a wedged server) held a reconnecting client indefinitely. The Java
+ * client bounds the handshake too; here the same read timeout applies to any open socket.
  * Returns the function that stops the check.
  */
-export function watchReadTimeout(client: Client, clock: Clock, isConnected: () => boolean): () => void {
+export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => boolean): () => void {
   const ac = new AbortController();
   let socket: Socket | undefined;
   let lastRead = clock.now();
@@ -33,7 +38,7 @@ export function watchReadTimeout(client: Client, clock: Clock, isConnected: () =
       socket?.on('data', () => (lastRead = clock.now()));
       return;
     }
-    if (socket && isConnected() && clock.now() - lastRead > (client.getSessionTimeout() * 2) / 3) socket.destroy();
+    if (socket && isAlive() && clock.now() - lastRead > (client.getSessionTimeout() * 2) / 3) socket.destroy();
   };
   const loop = async (): Promise<void> => {
     while (!ac.signal.aborted) {
