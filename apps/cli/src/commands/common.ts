@@ -30,17 +30,16 @@ export type Action = (...args: never[]) => Promise<void>;
 
 /**
  * Registers a group that exists in the original but whose capability is not here yet: every
- * subcommand exits 1 with one line saying so (and which service will bring it).
+ * subcommand exits 1 with one line saying so (and which service will bring it); `-h` still works.
  */
 export function notYetGroup(parent: Command, ctx: CliContext, name: string, summary: string, why: string, subcommands: readonly string[]): Command {
   const group = parent.command(name).description(`${summary} (not available yet)`);
   for (const sub of subcommands) {
     group
       .command(sub)
-      .description('not available yet')
+      .description(`not available yet: ${why}`)
       .allowUnknownOption(true)
       .allowExcessArguments(true)
-      .helpOption(false)
       .action(() => {
         throw ctx.notYet(`${name} ${sub}: ${why}`);
       });

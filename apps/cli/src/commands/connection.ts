@@ -59,6 +59,7 @@ export function registerConnection(program: Command, ctx: CliContext): void {
     .action(async (o: { format: string }) => {
       const rows = await allConnections(ctx);
       if (formatOf(o) === 'json') return ctx.output.json(rows);
+      if (rows.length === 0) return ctx.output.note(`No connections in ${storePath(ctx.io.env)}: add one with "pvc connection add <name> --hosts ..."`);
       ctx.output.table(rows, [
         { header: 'Name', value: (r) => r.name + (r.default ? ' *' : '') },
         { header: 'Zookeeper', value: (r) => connectionString(r.hosts, r.port) },
