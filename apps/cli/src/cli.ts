@@ -34,8 +34,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerCluster(program, ctx);
   registerNode(program, ctx);
   registerVm(program, ctx);
-  registerNetwork(program, ctx);
-  registerStorage(program, ctx);
+  registerNetwork(program);
+  registerStorage(program);
   registerCompletion(program, ctx);
   // Every subcommand inherits the error handling and output configuration.
   return program;

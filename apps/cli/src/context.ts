@@ -1,7 +1,7 @@
 import { describeError } from '@pvc/runtime';
 import { connectZk, connectionString, paths, SCHEMA_VERSION, type ZkClient } from '@pvc/zk';
 import { resolveConnection, type Connection, type ConnectionFlags } from './connection.js';
-import { noCluster, refused, type CliError } from './errors.js';
+import { noCluster } from './errors.js';
 import type { CliIo } from './io.js';
 import { Output } from './output.js';
 
@@ -71,11 +71,6 @@ export class CliContext {
     } catch (err) {
       throw noCluster(`cannot reach Zookeeper at ${where} (connection "${connection.name}"): ${describeError(err)}`, err);
     }
-  }
-
-  /** The error of a capability that is not there yet (exit 1). */
-  notYet(message: string): CliError {
-    return refused(`${message}`);
   }
 
   /** Ends the session, if one was opened. */

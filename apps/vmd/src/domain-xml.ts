@@ -1,3 +1,4 @@
+import { libvirtMemoryMiB } from '@pvc/placement';
 import { VmdError } from './errors.js';
 
 /**
@@ -12,19 +13,13 @@ const UUID_EL = /<uuid>\s*([^<\s]+)\s*<\/uuid>/;
 const MEMORY_EL = /<memory\b([^>]*)>\s*(\d+)\s*<\/memory>/;
 const UNIT_ATTR = /\bunit\s*=\s*(['"])([^'"]*)\1/;
 
-const UNIT_TO_KIB: Readonly<Record<string, number>> = {
-  b: 1 / 1024, bytes: 1 / 1024, kb: 1000 / 1024, k: 1, kib: 1, mb: 1e6 / 1024, m: 1024, mib: 1024,
-  gb: 1e9 / 1024, g: 1024 * 1024, gib: 1024 * 1024, tb: 1e12 / 1024, t: 1024 ** 3, tib: 1024 ** 3,
-};
 
 /** The `<memory>` of a domain XML in MiB (libvirt's default unit is KiB), or undefined. */
 export function xmlMemoryMiB(xml: string): number | undefined {
   const m = MEMORY_EL.exec(xml);
   if (!m) return undefined;
-  const unit = (UNIT_ATTR.exec(m[1] ?? '')?.[2] ?? 'KiB').toLowerCase();
-  const factor = UNIT_TO_KIB[unit];
-  if (factor === undefined) return undefined;
-  return Math.round((Number(m[2]) * factor) / 1024);
+  const mib = libvirtMemoryMiB(Number(m[2]), UNIT_ATTR.exec(m[1] ?? '')?.[2]);
+  return mib === undefined ? undefined : Math.round(mib);
 }
 
 /** The top-level `<uuid>` of a domain XML, lower-cased, or undefined. */

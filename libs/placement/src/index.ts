@@ -7,3 +7,4 @@ export type { EligibilityContext } from './eligibility.js';
 export { selectTarget } from './select.js';
 export { planPlacements, withPlacement } from './plan.js';
 export type { PlacementPlan, VmPlacement } from './plan.js';
+export { libvirtMemoryMiB } from './libvirt-memory.js';

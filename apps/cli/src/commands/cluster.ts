@@ -8,7 +8,7 @@ import { usage } from '../errors.js';
 import { backupTree, checkBackup, restoreTree } from '../ops/backup.js';
 import { initCluster } from '../ops/init.js';
 import { showStatus } from './cluster-status.js';
-import { formatOf, formatOption } from './common.js';
+import { formatOf, formatOption, readInputFile } from './common.js';
 
 /** `pvc cluster init|status|maintenance|backup|restore`. */
 export function registerCluster(program: Command, ctx: CliContext): void {
@@ -67,12 +67,7 @@ export function registerCluster(program: Command, ctx: CliContext): void {
     .description('write every key of a backup back into Zookeeper (keys not in the backup are kept)')
     .option('-y, --yes', 'confirm: this overwrites the cluster state, VM states included')
     .action(async (file: string, o: { yes?: boolean }) => {
-      let text: string;
-      try {
-        text = await ctx.io.readFile(file);
-      } catch (err) {
-        throw usage(`cannot read ${file}: ${describeError(err)}`);
-      }
+      const text = await readInputFile(ctx, file);
       let doc: unknown;
       try {
         doc = JSON.parse(text);

@@ -1,5 +1,7 @@
 import { Option, type Command } from 'commander';
+import { describeError } from '@pvc/runtime';
 import type { CliContext } from '../context.js';
+import { refused, usage } from '../errors.js';
 import { parseFormat, type Format } from '../output.js';
 import { DEFAULT_WAIT_TIMEOUT_S, parseWaitTimeout } from '../wait.js';
 
@@ -32,7 +34,7 @@ export type Action = (...args: never[]) => Promise<void>;
  * Registers a group that exists in the original but whose capability is not here yet: every
  * subcommand exits 1 with one line saying so (and which service will bring it); `-h` still works.
  */
-export function notYetGroup(parent: Command, ctx: CliContext, name: string, summary: string, why: string, subcommands: readonly string[]): Command {
+export function notYetGroup(parent: Command, name: string, summary: string, why: string, subcommands: readonly string[]): Command {
   const group = parent.command(name).description(`${summary} (not available yet)`);
   for (const sub of subcommands) {
     group
@@ -41,8 +43,17 @@ export function notYetGroup(parent: Command, ctx: CliContext, name: string, summ
       .allowUnknownOption(true)
       .allowExcessArguments(true)
       .action(() => {
-        throw ctx.notYet(`${name} ${sub}: ${why}`);
+        throw refused(`${name} ${sub}: ${why}`);
       });
   }
   return group;
+}
+
+/** Reads an input file through the CLI's I/O; an unreadable file is a usage error naming it. */
+export async function readInputFile(ctx: CliContext, file: string): Promise<string> {
+  try {
+    return await ctx.io.readFile(file);
+  } catch (err) {
+    throw usage(`cannot read ${file}: ${describeError(err)}`);
+  }
 }

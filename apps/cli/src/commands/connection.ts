@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { describeError } from '@pvc/runtime';
 import { connectZk, connectionString, DEFAULT_ZK_PORT, paths } from '@pvc/zk';
-import { localConnection, parseHosts, readStore, storePath, writeStore, type Connection } from '../connection.js';
+import { localConnection, parseHosts, readStore, storePath, writeStore, type Connection, type ConnectionStore } from '../connection.js';
 import type { CliContext } from '../context.js';
 import { refused, usage } from '../errors.js';
 import { formatOf, formatOption } from './common.js';
@@ -33,8 +33,7 @@ export function registerConnection(program: Command, ctx: CliContext): void {
     .command('remove <name>')
     .description('remove a named cluster')
     .action(async (name: string) => {
-      const store = await readStore(ctx.io.env);
-      if (!store.clusters[name]) throw refused(`no connection named "${name}"`);
+      const store = await storeWith(ctx, name);
       delete store.clusters[name];
       if (store.default === name) delete store.default;
       await writeStore(ctx.io.env, store);
@@ -45,8 +44,7 @@ export function registerConnection(program: Command, ctx: CliContext): void {
     .command('default <name>')
     .description('use this named cluster when none is given')
     .action(async (name: string) => {
-      const store = await readStore(ctx.io.env);
-      if (!store.clusters[name]) throw refused(`no connection named "${name}"`);
+      const store = await storeWith(ctx, name);
       store.default = name;
       await writeStore(ctx.io.env, store);
       ctx.output.line(`Default connection: "${name}"`);
@@ -84,6 +82,13 @@ export function registerConnection(program: Command, ctx: CliContext): void {
         { header: 'Error', value: (r) => r.error ?? '' },
       ]);
     });
+}
+
+/** The store, which must hold a connection named `name`. */
+async function storeWith(ctx: CliContext, name: string): Promise<ConnectionStore> {
+  const store = await readStore(ctx.io.env);
+  if (!store.clusters[name]) throw refused(`no connection named "${name}"`);
+  return store;
 }
 
 interface Listed extends Connection {

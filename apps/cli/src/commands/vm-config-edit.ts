@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { describeError } from '@pvc/runtime';
 import type { CliContext } from '../context.js';
-import { usage } from '../errors.js';
 import { findVm } from '../lookup.js';
 import { readVmSummary } from '../ops/read.js';
 import { setMemory, setVcpus, type XmlChange } from '../ops/vm-config-edit.js';
@@ -9,15 +7,6 @@ import { GUARD_HELP, parsePositiveInt } from '../ops/vm-config-guards.js';
 import { addTag, removeTag } from '../ops/vm-config-meta.js';
 import { changeVmState } from '../ops/vm-state.js';
 import { addWaitOptions, formatOf, formatOption, waitOf } from './common.js';
-
-/** Reads an input file through the CLI's I/O; an unreadable file is a usage error naming it. */
-export async function readInputFile(ctx: CliContext, file: string): Promise<string> {
-  try {
-    return await ctx.io.readFile(file);
-  } catch (err) {
-    throw usage(`cannot read ${file}: ${describeError(err)}`);
-  }
-}
 
 /** `-r, --restart` and its `--wait` on commands that change the XML of a possibly running VM. */
 export function addRestartOptions(cmd: Command): Command {

@@ -9,8 +9,8 @@ import { setMeta, type MetaOptions } from '../ops/vm-config-meta.js';
 import { undefineVm } from '../ops/vm-config-undefine.js';
 import { defineVm, type DefineOptions, type DefineResult } from '../ops/vm-define.js';
 import { parseWaitTimeout } from '../wait.js';
-import { formatOf, formatOption } from './common.js';
-import { addRestartOptions, afterXmlChange, readInputFile, registerVmEdits } from './vm-config-edit.js';
+import { formatOf, formatOption, readInputFile } from './common.js';
+import { addRestartOptions, afterXmlChange, registerVmEdits } from './vm-config-edit.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 

@@ -1,4 +1,5 @@
 import { DOMParser, XMLSerializer, type Document, type Element } from '@xmldom/xmldom';
+import { libvirtMemoryMiB } from '@pvc/placement';
 import { usage } from '../errors.js';
 
 /**
@@ -23,10 +24,6 @@ export interface DomainXml {
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i;
-const KIB_PER_UNIT: Readonly<Record<string, number>> = {
-  b: 1 / 1024, bytes: 1 / 1024, kb: 1000 / 1024, k: 1, kib: 1, mb: 1e6 / 1024, m: 1024, mib: 1024,
-  gb: 1e9 / 1024, g: 1024 ** 2, gib: 1024 ** 2, tb: 1e12 / 1024, t: 1024 ** 3, tib: 1024 ** 3,
-};
 
 /** Parses and checks a domain XML; every problem is one line naming `source` and what is wrong. */
 export function parseDomainXml(text: string, source: string): DomainXml {
@@ -152,11 +149,10 @@ function memoryOf(root: Element, source: string): number {
   const el = firstChild(root, 'memory');
   if (!el) throw usage(`${source}: the domain has no <memory>`);
   const value = (el.textContent ?? '').trim();
-  const unit = (el.getAttribute('unit') || 'KiB').toLowerCase();
-  const factor = KIB_PER_UNIT[unit];
   if (!/^\d+$/.test(value) || Number(value) <= 0) throw usage(`${source}: <memory> "${value}" is not a positive whole number`);
-  if (factor === undefined) throw usage(`${source}: <memory unit="${el.getAttribute('unit') ?? ''}"> is not a libvirt memory unit`);
-  return Math.ceil((Number(value) * factor) / 1024);
+  const mib = libvirtMemoryMiB(Number(value), el.getAttribute('unit') || undefined);
+  if (mib === undefined) throw usage(`${source}: <memory unit="${el.getAttribute('unit') ?? ''}"> is not a libvirt memory unit`);
+  return Math.ceil(mib);
 }
 
 function vcpusOf(root: Element, source: string): number {

@@ -1,6 +1,6 @@
 import type { Logger } from '@pvc/runtime';
 import { paths, readNodeFigures, type ZkClient } from '@pvc/zk';
-import type { NodeFacts } from '@pvc/placement';
+import { libvirtMemoryMiB, type NodeFacts } from '@pvc/placement';
 
 /** One node as a fencer sees it. Raw state text is kept: ZK may hold anything. */
 export interface NodeRecord {
@@ -49,8 +49,6 @@ export async function readNodes(zk: ZkClient, logger: Logger): Promise<NodeRecor
   return records.filter((r): r is NodeRecord => r !== undefined);
 }
 
-const UNIT_MIB: Record<string, number> = { b: 1 / 1048576, bytes: 1 / 1048576, k: 1 / 1024, kib: 1 / 1024, kb: 1000 / 1048576,
-  m: 1, mib: 1, mb: 1e6 / 1048576, g: 1024, gib: 1024, gb: 1e9 / 1048576, t: 1048576, tib: 1048576 };
 
 /** Memory (MiB) and vCPUs from a libvirt domain XML; undefined parts when they cannot be read. */
 export function domainSize(xml: string): { memoryMiB?: number; vcpus?: number; name?: string } {
@@ -58,9 +56,9 @@ export function domainSize(xml: string): { memoryMiB?: number; vcpus?: number; n
   const unit = /\sunit=['"](\w+)['"]/.exec(mem?.[1] ?? '')?.[1];
   const cpu = /<vcpu[^>]*>\s*(\d+)\s*<\/vcpu>/.exec(xml);
   const name = /<name>\s*([^<]+?)\s*<\/name>/.exec(xml);
-  const factor = UNIT_MIB[(unit ?? 'KiB').toLowerCase()];
+  const mib = mem ? libvirtMemoryMiB(Number(mem[2]), unit) : undefined;
   return {
-    ...(mem && factor !== undefined ? { memoryMiB: Math.ceil(Number(mem[2]) * factor) } : {}),
+    ...(mib !== undefined ? { memoryMiB: Math.ceil(mib) } : {}),
     ...(cpu ? { vcpus: Number(cpu[1]) } : {}),
     ...(name?.[1] !== undefined ? { name: name[1] } : {}),
   };
