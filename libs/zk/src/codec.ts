@@ -125,11 +125,15 @@ export const spaceList: Codec<string[]> = {
   decode: (raw) => raw.split(/\s+/).filter((s) => s !== ''),
 };
 
-/** Comma-separated list (`rbdlist`, `node_limit`, `name_servers`); empty text = empty list. */
+/**
+ * Comma-separated list (`rbdlist`, `node_limit`, `name_servers`). Empty text and `None` (Python
+ * `str(None)`, which the original's API writes for an absent list) are the empty list; items are
+ * trimmed and empty items dropped, as the original's readers do before using them.
+ */
 export const commaList: Codec<string[]> = {
   format: 'a comma-separated list',
   encode: (v) => v.join(','),
-  decode: (raw) => (raw === '' ? [] : raw.split(',')),
+  decode: (raw) => (raw.trim() === '' || raw.trim() === 'None' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '')),
 };
 
 /**
@@ -167,6 +171,54 @@ export function oneOf<T extends string>(values: readonly T[]): Codec<T> {
     },
   };
 }
+
+/**
+ * A vocabulary the original lower-cases before writing (`migration_method`, `node_selector`):
+ * reads any case and `None` as the lower-cased word, writes lower case.
+ */
+export function lowerOneOf<T extends string>(values: readonly T[]): Codec<T> {
+  const inner = oneOf(values);
+  return { format: inner.format, encode: (v) => v, decode: (raw, key) => inner.decode(raw.trim().toLowerCase(), key) };
+}
+
+/** `""` ⇄ null (`mtu`: empty = let the node fill in the maximum), anything else through `inner`. */
+export function emptyOr<T>(inner: Codec<T>): Codec<T | null> {
+  return {
+    format: `empty or ${inner.format}`,
+    encode: (v) => (v === null ? '' : inner.encode(v)),
+    decode: (raw, key) => (raw === '' ? null : inner.decode(raw, key)),
+  };
+}
+
+/** A node name or `none` (`/config/primary_node`); surrounding blanks are not part of it. */
+export const nodeOrNone: Codec<string> = {
+  format: 'a node name or none',
+  encode: (v) => v,
+  decode: (raw) => (raw.trim() === '' ? 'none' : raw.trim()),
+};
+
+const LOCAL_TIME_RE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+/**
+ * Local wall-clock time as the original's fault writer formats it (`YYYY-MM-DD HH:MM:SS`, no zone),
+ * as epoch milliseconds in this process's time zone.
+ */
+export const localTime: Codec<number> = {
+  format: 'a time "YYYY-MM-DD HH:MM:SS"',
+  encode: (ms) => {
+    const d = new Date(ms);
+    const p = (n: number): string => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  },
+  decode: (raw, key) => {
+    const m = LOCAL_TIME_RE.exec(raw.trim());
+    if (!m) throw new ZkDataError(key, raw, 'a time "YYYY-MM-DD HH:MM:SS"');
+    const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+    const ms = new Date(y, mo - 1, d, h, mi, s).getTime();
+    if (Number.isNaN(ms)) throw new ZkDataError(key, raw, 'a time "YYYY-MM-DD HH:MM:SS"');
+    return ms;
+  },
+};
 
 /** `staticdata`: `"<cpu_count> <kernel> <os> <arch>"`. */
 export interface StaticData {
