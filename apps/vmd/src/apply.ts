@@ -1,5 +1,5 @@
 import { describeError, type Clock, type Logger } from '@pvc/runtime';
-import { paths, type ZkClient } from '@pvc/zk';
+import { domainKeys, pair, readKey, readKeys, type ZkClient } from '@pvc/zk';
 import { prepareXml } from './domain-xml.js';
 import { VmdError } from './errors.js';
 import type { Hypervisor } from './host/hypervisor.js';
@@ -70,8 +70,8 @@ async function applyOne(action: Action, deps: ApplyDeps): Promise<ActionResult> 
 }
 
 async function stillWanted(uuid: string, expect: Expect, deps: ApplyDeps): Promise<boolean> {
-  const p = paths.domain(uuid);
-  const [state, node] = await Promise.all([deps.zk.read(p.state), deps.zk.read(p.node)]);
+  const k = domainKeys(uuid);
+  const [state, node] = await readKeys(deps.zk, [k.state, k.node], { logger: deps.logger });
   return state === expect.state && node === expect.node;
 }
 
@@ -90,7 +90,7 @@ async function run(action: Action, deps: ApplyDeps): Promise<void> {
       log.info({ then: action.then }, 'graceful shutdown requested');
       return;
     case 'set-state':
-      await deps.zk.write([[paths.domain(action.uuid).state, action.state]]);
+      await deps.zk.write([pair(domainKeys(action.uuid).state, action.state)]);
       log.info({ state: action.state, why: action.why }, 'state written');
       return;
     case 'migrate-send':
@@ -107,28 +107,28 @@ async function run(action: Action, deps: ApplyDeps): Promise<void> {
 }
 
 const startVm: Exec<'start'> = async (a, deps) => {
-  const p = paths.domain(a.uuid);
+  const k = domainKeys(a.uuid);
   const t0 = deps.clock.now();
   if (deps.rbd && !(await flushBeforeStart(deps.rbd, a.uuid, deps))) return;
   try {
-    const stored = await deps.zk.read(p.xml);
-    if (stored === undefined || stored.trim() === '') throw new VmdError('BAD_XML', 'the VM has no stored XML (xml key empty or missing)');
+    const stored = await readKey(deps.zk, k.xml, { logger: deps.logger });
+    if (stored.trim() === '') throw new VmdError('BAD_XML', 'the VM has no stored XML (xml key empty or missing)');
     await deps.hv.createTransient(prepareXml(stored, a.uuid, { domainType: deps.domainType }));
   } catch (err) {
     if (err instanceof VmdError && (err.code === 'LIBVIRT_ERROR' || err.code === 'BAD_XML')) {
-      await deps.zk.write([[p.state, 'fail'], [p.failedReason, err.message]]);
-      deps.logger.error({ key: p.xml, failedreason: err.message }, 'VM failed to start: state fail');
+      await deps.zk.write([pair(k.state, 'fail'), pair(k.failedReason, err.message)]);
+      deps.logger.error({ key: k.xml.path, failedreason: err.message }, 'VM failed to start: state fail');
       return;
     }
     throw err;
   }
   deps.logger.info({ ms: deps.clock.now() - t0 }, 'VM started');
-  if ((await deps.zk.read(p.failedReason)) !== '') await deps.zk.write([[p.failedReason, '']]);
+  if ((await readKey(deps.zk, k.failedReason)) !== '') await deps.zk.write([pair(k.failedReason, '')]);
 };
 
 const destroyVm: Exec<'destroy'> = async (a, deps) => {
   await deps.hv.destroy(a.uuid);
   deps.shutdowns.delete(a.uuid);
   deps.logger.info({ why: a.why }, 'VM destroyed');
-  if (a.writeState) await deps.zk.write([[paths.domain(a.uuid).state, a.writeState]]);
+  if (a.writeState) await deps.zk.write([pair(domainKeys(a.uuid).state, a.writeState)]);
 };

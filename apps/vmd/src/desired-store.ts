@@ -1,6 +1,7 @@
 import { describeError, type Logger } from '@pvc/runtime';
-import { paths, type Unsubscribe, type ZkClient } from '@pvc/zk';
-import { xmlMemoryMiB } from './domain-xml.js';
+import {
+  domainKeys, domainXmlFacts, nodeKeys, paths, watchKey, type DaemonState, type DataSnapshot, type NodeDomainState, type Unsubscribe, type ZkClient,
+} from '@pvc/zk';
 import type { DesiredVm, GuardFacts } from './model.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -8,7 +9,9 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /**
  * What ZK wants, kept current by level-based watches: `/domains` children and, per VM, its name
  * (root value), `state`, `node` and `xml` (for memprov); this node's `domainstate`/`daemonstate`;
- * the names under `/nodes`. Every change calls `onChange` (the reconciler's trigger). The watches
+ * the names under `/nodes`. Values are decoded through the key table (`@pvc/zk` keys): a bad value
+ * is logged there once and reads as unknown, so nothing is done on it. Every change calls
+ * `onChange` (the reconciler's trigger). The watches
  * re-arm after reconnects and session expiry (libs/zk), and the apply step re-reads state/node
  * before acting, so a stale value here can delay an action but never cause a wrong one.
  */
@@ -16,8 +19,8 @@ export class DesiredStore {
   private readonly vms = new Map<string, Mutable<DesiredVm>>();
   private readonly perVm = new Map<string, Unsubscribe[]>();
   private readonly global: Unsubscribe[] = [];
-  private domainState: string | undefined;
-  private daemonState: string | undefined;
+  private domainState: NodeDomainState | undefined;
+  private daemonState: DaemonState | undefined;
   private knownNodes: Set<string> | undefined;
 
   constructor(
@@ -29,12 +32,13 @@ export class DesiredStore {
 
   /** Starts every watch. */
   start(): void {
-    const me = paths.node(this.node);
+    const me = nodeKeys(this.node);
+    const log = this.logger;
     this.global.push(
       this.zk.watchChildren(paths.domains, (children) => this.setDomains(children ?? [])),
       this.zk.watchChildren(paths.nodes, (children) => this.changed(() => (this.knownNodes = children ? new Set(children) : undefined))),
-      this.zk.watchData(me.domainState, (v) => this.changed(() => (this.domainState = v?.data))),
-      this.zk.watchData(me.daemonState, (v) => this.changed(() => (this.daemonState = v?.data))),
+      watchKey(this.zk, me.domainState, (v) => this.changed(() => (this.domainState = v)), log),
+      watchKey(this.zk, me.daemonState, (v) => this.changed(() => (this.daemonState = v)), log),
     );
   }
 
@@ -72,24 +76,28 @@ export class DesiredStore {
   }
 
   private add(uuid: string): void {
-    let p: ReturnType<typeof paths.domain>;
+    let k: ReturnType<typeof domainKeys>;
     try {
-      p = paths.domain(uuid);
+      k = domainKeys(uuid);
     } catch (err) {
       this.logger.warn({ uuid, key: `${paths.domains}/${uuid}`, err: describeError(err) }, 'ignoring a malformed VM key');
       return;
     }
     const vm: Mutable<DesiredVm> = { uuid, name: undefined, state: undefined, node: undefined, memoryMiB: undefined };
     this.vms.set(uuid, vm);
-    const set = (fn: (v: string | undefined) => void) => (snap: { data: string } | undefined) => {
-      if (this.vms.get(uuid) !== vm) return;
-      this.changed(() => fn(snap?.data));
+    const log = this.logger.child({ uuid });
+    // A watch firing after the VM was dropped (or re-added) must not touch the current record.
+    const update = (fn: () => void): void => {
+      if (this.vms.get(uuid) === vm) this.changed(fn);
     };
     this.perVm.set(uuid, [
-      this.zk.watchData(p.root, set((v) => (vm.name = v))),
-      this.zk.watchData(p.state, set((v) => (vm.state = v))),
-      this.zk.watchData(p.node, set((v) => (vm.node = v))),
-      this.zk.watchData(p.xml, set((v) => (vm.memoryMiB = v === undefined ? undefined : xmlMemoryMiB(v)))),
+      watchKey(this.zk, k.root, (v) => update(() => (vm.name = v)), log),
+      watchKey(this.zk, k.state, (v, snap) => update(() => {
+        vm.state = v;
+        vm.badState = badText(v, snap);
+      }), log),
+      watchKey(this.zk, k.node, (v) => update(() => (vm.node = v)), log),
+      watchKey(this.zk, k.xml, (v) => update(() => (vm.memoryMiB = v === undefined ? undefined : domainXmlFacts(v).memoryMiB)), log),
     ]);
   }
 
@@ -98,4 +106,12 @@ export class DesiredStore {
     this.perVm.delete(uuid);
     this.vms.delete(uuid);
   }
+}
+
+/**
+ * The stored text when it is a value the key's codec refused (it then reads as unknown), so the
+ * plan can name it; an absent or empty key is merely unknown.
+ */
+function badText(value: unknown, snap: DataSnapshot | undefined): string | undefined {
+  return value === undefined && snap !== undefined && snap.data.trim() !== '' ? snap.data : undefined;
 }

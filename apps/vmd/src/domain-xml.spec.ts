@@ -1,8 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rejectionOf } from '@pvc/runtime';
-import { prepareXml, xmlMemoryMiB, xmlUuid } from './domain-xml.js';
+import { domainXmlFacts } from '@pvc/zk';
+import { liveDevices, prepareXml, xmlAttr, xmlUuid } from './domain-xml.js';
 import { VmdError } from './errors.js';
+import { LIVE_XML } from './host/stats-samples.js';
 
 const U = 'aaaaaaaa-0000-0000-0000-000000000001';
 
@@ -26,11 +28,28 @@ describe('domain XML handling', () => {
     const e2 = await rejectionOf(Promise.resolve().then(() => prepareXml('garbage', U, { domainType: 'kvm' })), VmdError);
     assert.equal(e2.code, 'BAD_XML');
   });
-  it('reads <memory> in MiB across units (default KiB)', () => {
-    assert.equal(xmlMemoryMiB('<memory>131072</memory>'), 128);
-    assert.equal(xmlMemoryMiB("<memory unit='MiB'>96</memory>"), 96);
-    assert.equal(xmlMemoryMiB("<memory unit='GiB'>2</memory>"), 2048);
-    assert.equal(xmlMemoryMiB("<memory unit='furlongs'>2</memory>"), undefined);
-    assert.equal(xmlMemoryMiB('<domain/>'), undefined);
+  it('reads <memory> in MiB across units (default KiB): the shared reader vmd uses for memprov', () => {
+    const mib = (xml: string) => domainXmlFacts(xml).memoryMiB;
+    assert.equal(mib('<memory>131072</memory>'), 128);
+    assert.equal(mib("<memory unit='MiB'>96</memory>"), 96);
+    assert.equal(mib("<memory unit='GiB'>2</memory>"), 2048);
+    assert.equal(mib("<memory unit='furlongs'>2</memory>"), undefined);
+    assert.equal(mib('<domain/>'), undefined);
+  });
+  it('reads attributes with either quote, entities decoded, never a longer name ending the same', () => {
+    assert.equal(xmlAttr(`<source file="/a&amp;b.img"/>`, 'file'), '/a&b.img');
+    assert.equal(xmlAttr("<graphics type='vnc' autoport='yes'>", 'port'), undefined);
+  });
+});
+
+describe('liveDevices', () => {
+  it('lists disks with a source (RBD name, else file) and bridge interfaces, by target device, in order', () => {
+    assert.deepEqual(liveDevices(LIVE_XML), {
+      disks: [{ dev: 'sda', source: 'vms/testvm_disk0' }, { dev: 'sdc', source: '/var/lib/libvirt/images/scratch.qcow2' }],
+      bridges: [{ dev: 'vnet0', bridge: 'vmbr100' }, { dev: 'vnet1', bridge: 'vmbr200' }],
+    });
+  });
+  it('an XML without devices has none', () => {
+    assert.deepEqual(liveDevices('<domain/>'), { disks: [], bridges: [] });
   });
 });

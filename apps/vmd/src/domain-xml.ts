@@ -1,25 +1,25 @@
-import { libvirtMemoryMiB } from '@pvc/placement';
 import { VmdError } from './errors.js';
 
 /**
- * The few things vmd reads from or changes in a stored domain XML. This is deliberately not a full
- * XML parser: libvirt validates the document when the domain is created, and its message is what
- * the user sees in `failedreason`. We only need the top-level uuid, memory, vcpu and domain type.
+ * The few things vmd reads from or changes in a domain XML. This is deliberately not a full XML
+ * parser: libvirt validates the document when the domain is created, and its message is what the
+ * user sees in `failedreason`. We need the top-level uuid and domain type (stored XML) and the
+ * disks and bridge interfaces (live XML, for `stats`). Sizes (`<memory>`, `<vcpu>`) are read by
+ * `domainXmlFacts` of `@pvc/zk`, shared with keepaliled and the CLI.
  */
 
 const DOMAIN_OPEN = /<domain\b[^>]*>/;
 const TYPE_ATTR = /\btype\s*=\s*(['"])([^'"]*)\1/;
 const UUID_EL = /<uuid>\s*([^<\s]+)\s*<\/uuid>/;
-const MEMORY_EL = /<memory\b([^>]*)>\s*(\d+)\s*<\/memory>/;
-const UNIT_ATTR = /\bunit\s*=\s*(['"])([^'"]*)\1/;
 
+/** The value of attribute `name` in an element's text (XML entities decoded), or undefined. */
+export function xmlAttr(tag: string, name: string): string | undefined {
+  const m = new RegExp(`\\s${name}\\s*=\\s*(['"])([^'"]*)\\1`).exec(tag);
+  return m?.[2] === undefined ? undefined : unescapeXml(m[2]);
+}
 
-/** The `<memory>` of a domain XML in MiB (libvirt's default unit is KiB), or undefined. */
-export function xmlMemoryMiB(xml: string): number | undefined {
-  const m = MEMORY_EL.exec(xml);
-  if (!m) return undefined;
-  const mib = libvirtMemoryMiB(Number(m[2]), UNIT_ATTR.exec(m[1] ?? '')?.[2]);
-  return mib === undefined ? undefined : Math.round(mib);
+function unescapeXml(s: string): string {
+  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
 }
 
 /** The top-level `<uuid>` of a domain XML, lower-cased, or undefined. */
@@ -57,4 +57,55 @@ export function prepareXml(xml: string, uuid: string, opts: PrepareOptions): str
     out = `${out.slice(0, at)}\n  <uuid>${uuid}</uuid>${out.slice(at)}`;
   }
   return out;
+}
+
+/** A disk of a live domain XML: its target device and what the original names it by. */
+export interface LiveDisk {
+  /** `<target dev>` (libvirt's block stats name, e.g. `sda`). */
+  readonly dev: string;
+  /** `<source name>` (RBD `pool/volume`), else `<source file>`, else `<source dev>`. */
+  readonly source: string;
+}
+
+/** A `type='bridge'` interface of a live domain XML. */
+export interface LiveBridgeInterface {
+  /** `<target dev>`: the host's tap device (libvirt's interface stats name, e.g. `vnet0`). */
+  readonly dev: string;
+  /** `<source bridge>`. */
+  readonly bridge: string;
+}
+
+/** The devices `stats` reports on. */
+export interface LiveDevices {
+  readonly disks: readonly LiveDisk[];
+  readonly bridges: readonly LiveBridgeInterface[];
+}
+
+/**
+ * The disks with a source and the bridge interfaces of a live domain XML (the target devices are
+ * only known there), in document order: what the original's keepalive reports stats for. A disk
+ * without a source (an empty CD-ROM drive) is left out; the original's keepalive fails on it and
+ * writes no stats for the whole VM.
+ */
+export function liveDevices(xml: string): LiveDevices {
+  const disks: LiveDisk[] = [];
+  for (const [el] of xml.matchAll(/<disk\b[\s\S]*?<\/disk>/g)) {
+    const dev = firstAttr(el, 'target', 'dev');
+    const src = /<source\b[^>]*>/.exec(el)?.[0];
+    const source = src && (xmlAttr(src, 'name') ?? xmlAttr(src, 'file') ?? xmlAttr(src, 'dev'));
+    if (dev && source) disks.push({ dev, source });
+  }
+  const bridges: LiveBridgeInterface[] = [];
+  for (const [el] of xml.matchAll(/<interface\b[\s\S]*?<\/interface>/g)) {
+    if (xmlAttr(/^<interface\b[^>]*>/.exec(el)?.[0] ?? '', 'type') !== 'bridge') continue;
+    const dev = firstAttr(el, 'target', 'dev');
+    const bridge = firstAttr(el, 'source', 'bridge');
+    if (dev && bridge) bridges.push({ dev, bridge });
+  }
+  return { disks, bridges };
+}
+
+function firstAttr(el: string, tag: string, name: string): string | undefined {
+  const open = new RegExp(`<${tag}\\b[^>]*>`).exec(el)?.[0];
+  return open && xmlAttr(open, name);
 }

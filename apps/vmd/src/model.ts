@@ -3,25 +3,24 @@
  * (observed), the node's own guard facts, and the actions a pass may take.
  */
 
-/** Every `domains/<uuid>/state` value the original writes or lists (inventory §5). */
-export const VM_STATES = [
-  'start', 'restart', 'shutdown', 'stop', 'disable', 'fail', 'migrate', 'migrate-live', 'unmigrate',
-  'provision', 'import', 'restore', 'mirror', 'delete',
-] as const;
-/** A known VM state. */
-export type VmState = (typeof VM_STATES)[number];
+import type { DaemonState, NodeDomainState, VmState } from '@pvc/zk';
 
-/** True when `s` is one of {@link VM_STATES}. */
-export function isVmState(s: string): s is VmState {
-  return (VM_STATES as readonly string[]).includes(s);
-}
+/** The VM state vocabulary is schema v15's, shared by every service (`@pvc/zk` vocab). */
+export { VM_STATES, type VmState } from '@pvc/zk';
+
+/** libvirt's virDomainState numbers (0–7) as names. */
+export const LIBVIRT_STATE_NAMES = ['nostate', 'running', 'blocked', 'paused', 'shutdown', 'shutoff', 'crashed', 'pmsuspended'] as const;
+/** A libvirt domain state. */
+export type LibvirtState = (typeof LIBVIRT_STATE_NAMES)[number];
 
 /** What ZK says about one VM (only the keys vmd needs). `undefined` = not read yet. */
 export interface DesiredVm {
   readonly uuid: string;
   readonly name: string | undefined;
-  /** Raw value of the `state` key (may be an unknown value: bad input). */
-  readonly state: string | undefined;
+  /** The `state` key; undefined while absent, empty, or not a known state (see `badState`). */
+  readonly state: VmState | undefined;
+  /** The text of a `state` value that is no known state (bad input: logged, never acted on). */
+  readonly badState?: string | undefined;
   readonly node: string | undefined;
   /** XML memory, MiB, when the stored XML could be read and parsed (for memprov). */
   readonly memoryMiB: number | undefined;
@@ -33,8 +32,8 @@ export interface ObservedDomain {
   readonly name: string;
   /** Active in libvirt (running, paused, blocked…): it occupies this host. */
   readonly active: boolean;
-  /** libvirt's state name: running, paused, shutdown, shutoff, crashed, blocked, pmsuspended, nostate. */
-  readonly state: string;
+  /** libvirt's state (an active domain may be running, paused, blocked, shutting down or pmsuspended). */
+  readonly state: LibvirtState;
   readonly maxMemKiB: number;
   readonly memKiB: number;
   readonly vcpus: number;
@@ -45,10 +44,10 @@ export interface ObservedDomain {
 export interface GuardFacts {
   /** The ZK session is connected: without it nothing is done (a node cut off leaves its VMs alone). */
   readonly zkConnected: boolean;
-  /** This node's `domainstate` (undefined = unknown / node not registered). */
-  readonly domainState: string | undefined;
+  /** This node's `domainstate` (undefined = unknown / node not registered / bad value). */
+  readonly domainState: NodeDomainState | undefined;
   /** This node's `daemonstate`. */
-  readonly daemonState: string | undefined;
+  readonly daemonState: DaemonState | undefined;
   /** Names under `/nodes` (undefined = not read yet: node-name checks are skipped). */
   readonly knownNodes: ReadonlySet<string> | undefined;
   /** Set after `stopAll` (the node is about to reset itself): no VM is started again. */
@@ -97,6 +96,6 @@ export type Action =
 
 /** The ZK values an action was planned against; apply re-reads and skips it when they changed. */
 export interface Expect {
-  readonly state: string;
+  readonly state: VmState;
   readonly node: string;
 }

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Action, DesiredVm, GuardFacts, ObservedDomain, PlanInput, ShutdownInProgress } from './model.js';
+import { isOneOf } from '@pvc/zk';
+import { VM_STATES, type Action, type DesiredVm, type GuardFacts, type ObservedDomain, type PlanInput, type ShutdownInProgress } from './model.js';
 import { plan } from './plan.js';
 
 const ME = 'hv1';
@@ -8,7 +9,10 @@ const U = 'aaaaaaaa-0000-0000-0000-000000000001';
 const GUARD: GuardFacts = { zkConnected: true, domainState: 'ready', daemonState: 'run', knownNodes: new Set(['hv1', 'hv2']) };
 
 function input(o: { state?: string; node?: string; running?: boolean; guard?: Partial<GuardFacts>; sh?: ShutdownInProgress; now?: number }): PlanInput {
-  const vm: DesiredVm = { uuid: U, name: 'vm1', state: o.state ?? 'start', node: o.node ?? ME, memoryMiB: 128 };
+  const s = o.state ?? 'start';
+  // What the desired store makes of the key: a known state, or the text of a bad value.
+  const state = isOneOf(VM_STATES, s) ? { state: s } : { state: undefined, badState: s };
+  const vm: DesiredVm = { uuid: U, name: 'vm1', ...state, node: o.node ?? ME, memoryMiB: 128 };
   const dom: ObservedDomain = { uuid: U, name: 'vm1', active: true, state: 'running', maxMemKiB: 1, memKiB: 1, vcpus: 1, cpuTimeNs: 1 };
   return {
     node: ME,

@@ -1,4 +1,4 @@
-import { isVmState, type Action, type DesiredVm, type GuardFacts, type PlanInput, type VmState } from './model.js';
+import type { Action, DesiredVm, Expect, GuardFacts, PlanInput, VmState } from './model.js';
 
 /**
  * The decision table of the original's `manage_vm_state` (inventory §5.2) as a pure function:
@@ -63,11 +63,11 @@ function planVm(vm: DesiredVm, input: PlanInput): Action[] {
   const running = input.observed.get(uuid)?.active ?? false;
   const sh = input.shutdowns.get(uuid);
   const forget: Action[] = sh && (!running || !SHUTTING.includes(vm.state ?? '')) ? [{ kind: 'forget-shutdown', uuid }] : [];
+  if (vm.badState !== undefined) {
+    return [...forget, { kind: 'log', uuid, name, reason: 'unknown-state', detail: `state key holds unknown value "${vm.badState}"` }];
+  }
   if (vm.state === undefined || vm.node === undefined || vm.name === undefined) {
     return [...forget, { kind: 'log', uuid, name, reason: 'incomplete', detail: 'state, node or name key missing' }];
-  }
-  if (!isVmState(vm.state)) {
-    return [...forget, { kind: 'log', uuid, name, reason: 'unknown-state', detail: `state key holds unknown value "${vm.state}"` }];
   }
   const known = input.guard.knownNodes;
   if (known !== undefined && !known.has(vm.node)) {
@@ -82,8 +82,6 @@ function planVm(vm: DesiredVm, input: PlanInput): Action[] {
   const rows = mine ? mineRow(vm.state, running, name, uuid, expect, input) : otherRow(vm.state, running, name, uuid, expect, input);
   return [...forget, ...rows];
 }
-
-type Expect = { state: string; node: string };
 
 function migrationRow(uuid: string, name: string, mine: boolean, running: boolean, expect: Expect): Action {
   if (!mine) return { kind: 'migrate-send', uuid, name, target: expect.node, expect };

@@ -191,9 +191,12 @@ describe('Reconciler with a fake libvirt and a fake ZK (virtual time)', () => {
       runningDomains: [U1, '99999999-0000-0000-0000-000000000009'], memAllocMib: 256 + 64, memProvMib: 256 + 64 + 512, vcpuAlloc: 3,
     });
     const stats = JSON.parse((await rig.admin.read(paths.domain(U1).stats)) ?? '{}') as Record<string, unknown>;
-    assert.equal(stats.state, 'running');
+    assert.equal(stats.state, 'RUNNING', 'the original\'s libvirt_vm_states spelling');
     assert.equal(stats.maxmem, 256 * 1024);
     assert.equal(stats.cpus, 2);
+    assert.deepEqual(Object.keys(stats), ['state', 'maxmem', 'livemem', 'cpus', 'cputime', 'mem_stats', 'cpu_stats', 'disk_stats', 'net_stats']);
+    assert.deepEqual(stats.mem_stats, { actual: 256 * 1024, rss: 256 * 1024 });
+    assert.equal(await rig.admin.read(paths.domain('99999999-0000-0000-0000-000000000009').stats), undefined, 'a domain PVC does not know gets no key');
     const api = createVmdService({ hv: rig.hv, logger: rig.logger, resources: () => r.resources(), halt: (x) => r.halt(x) });
     rig.hv.failDestroy = 1;
     const res = await api.stopAll({ reason: 'test reset' });
@@ -202,6 +205,29 @@ describe('Reconciler with a fake libvirt and a fake ZK (virtual time)', () => {
     await rig.settle(6000);
     assert.equal(rig.hv.isRunning(U1), false, 'not started again after stopAll');
     assert.equal(rig.hv.creates.get(U1), 1);
+    await rig.stop();
+  });
+
+  it('stats: a paused VM\'s record is left as it was; a failing libvirt read is logged once and skipped', async () => {
+    const rig = await unitRig();
+    await rig.define(U1, 'vm1', 'start');
+    await rig.define(U2, 'vm2', 'start');
+    await rig.startVmd();
+    await rig.settle(6000);
+    const read = async (u: string) => rig.admin.get(paths.domain(u).stats);
+    const before = await read(U2);
+    rig.hv.setState(U2, 'paused');
+    rig.hv.setStats(U1, { disks: [{ source: 'vms/vm1_disk0', readRequests: 1, readBytes: 512, writeRequests: 2, writeBytes: 1024, errors: -1 }] });
+    await rig.settle(5000);
+    assert.equal((await read(U2)).stat.version, before.stat.version, 'paused: not rewritten (the original writes RUNNING domains only)');
+    const s1 = JSON.parse((await read(U1)).data) as { disk_stats: unknown[] };
+    assert.deepEqual(s1.disk_stats, [{ name: 'vms/vm1_disk0', rd_req: 1, rd_bytes: 512, wr_req: 2, wr_bytes: 1024, err: -1 }]);
+    rig.hv.failStats = 3;
+    const v1 = (await read(U1)).stat.version;
+    await rig.settle(21_000);
+    assert.equal(rig.lines.filter((l) => /cannot read VM statistics/.test(String(l.msg))).length, 1);
+    assert.ok((await read(U1)).stat.version > v1, 'written again once libvirt answers');
+    assert.ok(rig.lines.some((l) => /VM statistics readable again/.test(String(l.msg))));
     await rig.stop();
   });
 });

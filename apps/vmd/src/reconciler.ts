@@ -1,14 +1,15 @@
 import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
 import type { NodeResources } from '@pvc/rpc';
-import { paths, type ZkClient } from '@pvc/zk';
+import { domainKeys, nodeKeys, pair, type ZkClient } from '@pvc/zk';
 import { applyActions, type ActionResult } from './apply.js';
 import { DesiredStore } from './desired-store.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import type { MigrationTracker } from './migration/tracker.js';
 import type { Action, DesiredVm, ObservedDomain, ShutdownInProgress } from './model.js';
 import { plan } from './plan.js';
-import { computeResources, statsJson } from './resources.js';
+import { computeResources } from './resources.js';
 import type { RbdStartGuard } from './storage/start-guard.js';
+import { statsToWrite } from './vm-stats.js';
 
 /** What the reconciler needs; built by the composition root (real) or tests (fakes). */
 export interface ReconcilerDeps {
@@ -59,6 +60,9 @@ export class Reconciler {
   private wake = new AbortController();
   private halted: string | undefined;
   private libvirtDown: string | undefined;
+  /** A stats run is in progress (a slow one makes the next tick skip, as APScheduler's did). */
+  private statsBusy = false;
+  private statsError: string | undefined;
   /** Number of passes run so far. */
   passes = 0;
   /** The last pass's report. */
@@ -173,7 +177,8 @@ export class Reconciler {
         this.deps.logger.debug({ vm: a.name, uuid: a.uuid }, a.detail);
         continue;
       }
-      const zkKey = a.reason === 'unknown-node' ? paths.domain(a.uuid).node : paths.domain(a.uuid).state;
+      const k = domainKeys(a.uuid);
+      const zkKey = a.reason === 'unknown-node' ? k.node.path : k.state.path;
       this.deps.logger.warn({ vm: a.name, uuid: a.uuid, key: zkKey, reason: a.reason }, a.detail);
     }
     for (const k of [...this.logged]) if (k !== 'zk-down' && !now.has(k)) this.logged.delete(k);
@@ -187,25 +192,40 @@ export class Reconciler {
    * same figures from the same cache). A failed write is retried by the next pass.
    */
   private async publishRunning(): Promise<void> {
-    const value = this.cache.runningDomains.join(' ');
+    const running = this.cache.runningDomains;
+    const value = running.join(' ');
     if (value === this.publishedRunning) return;
-    const k = paths.node(this.deps.node);
+    const k = nodeKeys(this.deps.node);
     try {
-      await this.deps.zk.write([[k.runningDomains, value], [k.domainsCount, String(this.cache.runningDomains.length)]]);
+      await this.deps.zk.write([pair(k.runningDomains, [...running]), pair(k.domainsCount, running.length)]);
       this.publishedRunning = value;
     } catch (err) {
       this.deps.logger.debug({ err: describeError(err) }, 'runningdomains not written; next pass retries');
     }
   }
 
-  /** Writes `stats` of every running domain PVC knows (each on its own; one failure skips one VM). */
+  /**
+   * Writes `stats` of every running domain PVC knows, in the original's layout (`vm-stats.ts`),
+   * each in its own transaction (one failure skips one VM). A failed libvirt read skips the round,
+   * logged once while it lasts.
+   */
   async writeStats(): Promise<void> {
-    if (this.deps.zk.state !== 'connected') return;
-    const known = this.store.snapshot();
-    const writes = [...this.observed.values()]
-      .filter((d) => d.active && known.has(d.uuid))
-      .map((d) => this.deps.zk.write([[paths.domain(d.uuid).stats, statsJson(d)]]));
-    const failed = (await Promise.allSettled(writes)).filter((r) => r.status === 'rejected');
-    if (failed.length > 0) this.deps.logger.debug({ failed: failed.length }, 'some stats writes failed');
+    if (this.deps.zk.state !== 'connected' || this.statsBusy) return;
+    this.statsBusy = true;
+    try {
+      const stats = await this.deps.hv.stats();
+      if (this.statsError !== undefined) this.deps.logger.info('VM statistics readable again');
+      this.statsError = undefined;
+      const known = new Set(this.store.snapshot().keys());
+      const writes = statsToWrite(stats, known).map(([uuid, record]) => this.deps.zk.write([pair(domainKeys(uuid).stats, record)]));
+      const failed = (await Promise.allSettled(writes)).filter((r) => r.status === 'rejected');
+      if (failed.length > 0) this.deps.logger.debug({ failed: failed.length }, 'some stats writes failed');
+    } catch (err) {
+      const error = describeError(err);
+      if (this.statsError === undefined) this.deps.logger.warn({ err: error }, 'cannot read VM statistics; stats keys not updated');
+      this.statsError = error;
+    } finally {
+      this.statsBusy = false;
+    }
   }
 }

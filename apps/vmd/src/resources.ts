@@ -20,21 +20,3 @@ export function computeResources(node: string, desired: ReadonlyMap<string, Desi
     vcpuAlloc: active.reduce((s, d) => s + d.vcpus, 0),
   };
 }
-
-/**
- * The `domains/<uuid>/stats` JSON of a running domain, with the original's field names. The
- * binding gives no memory/CPU/disk/net breakdown, so those are empty (documented in docs/vmd.md).
- */
-export function statsJson(d: ObservedDomain): string {
-  return JSON.stringify({
-    state: d.state,
-    maxmem: d.maxMemKiB,
-    livemem: d.memKiB,
-    cpus: d.vcpus,
-    cputime: d.cpuTimeNs,
-    mem_stats: {},
-    cpu_stats: {},
-    disk_stats: [],
-    net_stats: [],
-  });
-}

@@ -1,4 +1,5 @@
 import type { Exec } from '@pvc/runtime';
+import { xmlAttr as attr } from '../domain-xml.js';
 import { VmdError } from '../errors.js';
 
 /**
@@ -14,15 +15,6 @@ export function virshLiveXml(exec: Exec, uri: string): LiveXmlReader {
     if (r.exitCode !== 0) throw new VmdError('LIBVIRT_ERROR', `virsh dumpxml ${uuid}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
     return r.stdout;
   };
-}
-
-const attr = (tag: string, name: string): string | undefined => {
-  const m = new RegExp(`\\b${name}\\s*=\\s*(['"])([^'"]*)\\1`).exec(tag);
-  return m?.[2] === undefined ? undefined : unescapeXml(m[2]);
-};
-
-function unescapeXml(s: string): string {
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
 }
 
 /** The `<serial>` and `<console>` elements of a domain XML, serials first. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describeError, type Clock, type Logger } from '@pvc/runtime';
-import { paths, type ZkClient } from '@pvc/zk';
+import { domainKeys, pair, type KeySpec, type ZkClient } from '@pvc/zk';
 import type { DesiredVm, ObservedDomain } from '../model.js';
 import type { ConsoleFiles } from './files.js';
 import { ConsoleFollower } from './follower.js';
@@ -58,7 +58,7 @@ export class ConsoleWatcher {
       this.vms.delete(uuid);
       w.ac.abort();
       const stillHere = desired.get(uuid)?.node === this.deps.node;
-      if (stillHere) void w.done.then(() => this.writeKey(paths.domain(uuid).vnc, ''));
+      if (stillHere) void w.done.then(() => this.writeKey(domainKeys(uuid).vnc, ''));
     }
     for (const [uuid, name] of want) {
       if (this.vms.has(uuid)) continue;
@@ -84,12 +84,12 @@ export class ConsoleWatcher {
       log.warn({ err: describeError(err) }, 'cannot read the live domain XML: vnc left empty, console log at the default path');
     }
     if (signal.aborted) return;
-    await this.writeKey(paths.domain(uuid).vnc, xml === undefined ? '' : vncAddress(xml));
+    await this.writeKey(domainKeys(uuid).vnc, xml === undefined ? '' : vncAddress(xml));
     const path = (xml && consoleLogPath(xml)) ?? join(this.deps.consoleDir, `${name}.log`);
     log.info({ path }, 'following the console log');
     const follower = new ConsoleFollower({
       files: this.deps.files, path, lines: this.deps.lines, logger: log,
-      write: async (text) => this.writeKey(paths.domain(uuid).consoleLog, text),
+      write: async (text) => this.writeKey(domainKeys(uuid).consoleLog, text),
     });
     for (;;) {
       await follower.poll();
@@ -99,13 +99,13 @@ export class ConsoleWatcher {
   }
 
   /** One key write; false when ZK is not connected or the write failed (logged at debug). */
-  private async writeKey(key: string, value: string): Promise<boolean> {
+  private async writeKey(key: KeySpec<string>, value: string): Promise<boolean> {
     if (this.deps.zk.state !== 'connected') return false;
     try {
-      await this.deps.zk.write([[key, value]]);
+      await this.deps.zk.write([pair(key, value)]);
       return true;
     } catch (err) {
-      this.deps.logger.debug({ key, err: describeError(err) }, 'console/vnc key write failed');
+      this.deps.logger.debug({ key: key.path, err: describeError(err) }, 'console/vnc key write failed');
       return false;
     }
   }

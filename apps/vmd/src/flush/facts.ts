@@ -1,17 +1,11 @@
 import type { NodeFacts } from '@pvc/placement';
 import type { Logger } from '@pvc/runtime';
-import { paths, readAllNodeFigures, type ZkClient } from '@pvc/zk';
-import { xmlMemoryMiB } from '../domain-xml.js';
+import { domainKeys, paths, readAllNodeFigures, readKeys, readVmFacts, type ZkClient } from '@pvc/zk';
 import type { FlushVm } from './plan.js';
 
 /** The placement facts of every node under `/nodes` (shared reader in `@pvc/zk`). */
 export function readNodeFacts(zk: ZkClient, logger: Logger): Promise<NodeFacts[]> {
   return readAllNodeFigures(zk, logger);
-}
-
-function vcpusOf(xml: string): number {
-  const m = /<vcpu[^>]*>\s*(\d+)\s*<\/vcpu>/.exec(xml);
-  return m ? Number(m[1]) : 1;
 }
 
 /**
@@ -23,7 +17,7 @@ export async function readFlushVms(zk: ZkClient, logger: Logger, self: string, a
   const uuids = await zk.children(paths.domains);
   const vms = await Promise.all(uuids.map(async (uuid) => {
     try {
-      return await readVm(zk, uuid, self, active, extra);
+      return await readVm(zk, logger, uuid, self, active, extra);
     } catch (err) {
       logger.warn({ uuid, err: String(err) }, 'cannot read a VM for the flush; skipped this step');
       return undefined;
@@ -32,17 +26,16 @@ export async function readFlushVms(zk: ZkClient, logger: Logger, self: string, a
   return vms.filter((v): v is FlushVm => v !== undefined);
 }
 
-async function readVm(zk: ZkClient, uuid: string, self: string, active: ReadonlySet<string>, extra: ReadonlySet<string>): Promise<FlushVm | undefined> {
-  const p = paths.domain(uuid);
-  const [node, lastNode] = await Promise.all([zk.read(p.node), zk.read(p.lastNode)]);
-  if (node === undefined) return undefined;
+async function readVm(zk: ZkClient, logger: Logger, uuid: string, self: string, active: ReadonlySet<string>, extra: ReadonlySet<string>): Promise<FlushVm | undefined> {
+  // node/lastnode first: every step reads every VM, and most concern other nodes.
+  const k = domainKeys(uuid);
+  const [node, lastNode] = await readKeys(zk, [k.node, k.lastNode], { logger });
   if (node !== self && lastNode !== self && !active.has(uuid) && !extra.has(uuid)) return undefined;
-  const keys = [p.root, p.state, p.xml, p.nodeSelector, p.nodeLimit, p.nodeAutostart, p.migrationMethod, p.failedReason];
-  const [name, state, xml, selector, limit, autostart, method, failed] = await Promise.all(keys.map((k) => zk.read(k)));
+  const vm = await readVmFacts(zk, uuid, logger);
+  if (vm === undefined) return undefined;
   return {
-    uuid, name: name ?? uuid, state: state ?? '', node, lastNode: lastNode ?? '', runningHere: active.has(uuid),
-    memoryMiB: Math.max(1, xmlMemoryMiB(xml ?? '') ?? 1), vcpus: vcpusOf(xml ?? ''),
-    selector: selector ?? '', nodeLimit: (limit ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '' && s !== 'None'),
-    autostart: autostart === 'True', method: (method ?? '').toLowerCase(), failedReason: failed ?? '',
+    uuid, name: vm.name, state: vm.state ?? '', node: vm.node, lastNode: vm.lastNode, runningHere: active.has(uuid),
+    memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, selector: vm.selector, nodeLimit: vm.nodeLimit,
+    autostart: vm.autostart, method: vm.migrationMethod, failedReason: vm.failedReason,
   };
 }

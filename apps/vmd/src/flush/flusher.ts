@@ -1,5 +1,5 @@
 import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
-import { paths, type ZkClient } from '@pvc/zk';
+import { clusterKeys, domainKeys, nodeKeys, pair, paths, readKey, type NodeDomainState, type WritePair, type ZkClient } from '@pvc/zk';
 import type { Hypervisor } from '../host/hypervisor.js';
 import { readFlushVms, readNodeFacts } from './facts.js';
 import { planFlushStep, type FlushFailure, type FlushJob, type FlushKind, type FlushLimits, type FlushStep, type FlushWrite } from './plan.js';
@@ -32,7 +32,7 @@ interface Run {
   done: Promise<void>;
 }
 
-const DOMAIN_STATE_AFTER: Record<FlushKind, string> = { flush: 'flushed', unflush: 'ready' };
+const DOMAIN_STATE_AFTER: Record<FlushKind, NodeDomainState> = { flush: 'flushed', unflush: 'ready' };
 
 /**
  * Node flush / unflush (inventory §2.3): reacts to this node's `domainstate`. `flush` moves every
@@ -118,10 +118,10 @@ export class NodeFlusher {
     const [vms, nodes, selector] = await Promise.all([
       readFlushVms(zk, logger, node, active, extra),
       kind === 'flush' ? readNodeFacts(zk, logger) : Promise.resolve([]),
-      zk.read(paths.config.migrationTargetSelector),
+      readKey(zk, clusterKeys.migrationTargetSelector, { logger }),
     ]);
     const step = planFlushStep({
-      kind, self: node, nowMs: this.deps.clock.now(), vms, nodes, clusterSelector: selector ?? 'mem', jobs, failures, limits: this.limits,
+      kind, self: node, nowMs: this.deps.clock.now(), vms, nodes, clusterSelector: selector, jobs, failures, limits: this.limits,
     });
     if (signal.aborted) return { ...step, writes: [], jobs };
     const failed = await this.apply(step.writes);
@@ -133,16 +133,16 @@ export class NodeFlusher {
   private async apply(writes: readonly FlushWrite[]): Promise<Set<string>> {
     const failed = new Set<string>();
     await Promise.all(writes.map(async (w) => {
-      const p = paths.domain(w.uuid);
-      const pairs: [string, string][] = [];
-      if (w.state !== undefined) pairs.push([p.state, w.state]);
-      if (w.node !== undefined) pairs.push([p.node, w.node]);
-      if (w.lastNode !== undefined) pairs.push([p.lastNode, w.lastNode]);
-      if (w.autostart !== undefined) pairs.push([p.nodeAutostart, w.autostart ? 'True' : 'False']);
+      const k = domainKeys(w.uuid);
+      const pairs: WritePair[] = [];
+      if (w.state !== undefined) pairs.push(pair(k.state, w.state));
+      if (w.node !== undefined) pairs.push(pair(k.node, w.node));
+      if (w.lastNode !== undefined) pairs.push(pair(k.lastNode, w.lastNode));
+      if (w.autostart !== undefined) pairs.push(pair(k.nodeAutostart, w.autostart));
       try {
         await this.deps.zk.write(pairs);
         this.deps.logger.info({ vm: w.name, uuid: w.uuid, state: w.state, node: w.node, why: w.why }, 'flush: VM keys written');
-        if (w.unknownLimitNodes) this.deps.logger.warn({ vm: w.name, key: paths.domain(w.uuid).nodeLimit, unknown: w.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
+        if (w.unknownLimitNodes) this.deps.logger.warn({ vm: w.name, key: k.nodeLimit.path, unknown: w.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
       } catch (err) {
         failed.add(w.uuid);
         this.deps.logger.warn({ vm: w.name, uuid: w.uuid, err: describeError(err) }, 'flush: cannot write the VM keys; retried next step');
@@ -162,8 +162,9 @@ export class NodeFlusher {
         return false;
       }
     }
-    if (signal.aborted || (await zk.read(paths.node(node).domainState)) !== kind) return false;
-    await zk.write([[paths.node(node).domainState, DOMAIN_STATE_AFTER[kind]]]);
+    const k = nodeKeys(node).domainState;
+    if (signal.aborted || (await readKey(zk, k, { logger: this.deps.logger })) !== kind) return false;
+    await zk.write([pair(k, DOMAIN_STATE_AFTER[kind])]);
     return true;
   }
 

@@ -1,4 +1,5 @@
 import { planPlacements, withPlacement, type NodeFacts } from '@pvc/placement';
+import type { MigrationMethod, VmState } from '@pvc/zk';
 
 /** What this node's `domainstate` asks for. */
 export type FlushKind = 'flush' | 'unflush';
@@ -19,8 +20,8 @@ export interface FlushVm {
   readonly nodeLimit: readonly string[];
   /** `node_autostart`. */
   readonly autostart: boolean;
-  /** `migration_method` (lower case). */
-  readonly method: string;
+  /** `migration_method`. */
+  readonly method: MigrationMethod;
   readonly failedReason: string;
 }
 
@@ -57,7 +58,7 @@ export interface FlushLimits {
 export interface FlushWrite {
   readonly uuid: string;
   readonly name: string;
-  readonly state?: string;
+  readonly state?: VmState;
   readonly node?: string;
   readonly lastNode?: string;
   readonly autostart?: boolean;

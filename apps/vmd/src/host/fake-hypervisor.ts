@@ -1,7 +1,9 @@
 import type { Clock } from '@pvc/runtime';
-import { xmlMemoryMiB, xmlUuid } from '../domain-xml.js';
+import { domainXmlFacts } from '@pvc/zk';
+import { xmlUuid } from '../domain-xml.js';
 import { VmdError } from '../errors.js';
-import type { ObservedDomain } from '../model.js';
+import type { LibvirtState, ObservedDomain } from '../model.js';
+import type { DomainStats } from '../vm-stats.js';
 import type { Hypervisor } from './hypervisor.js';
 
 /** Options of {@link FakeHypervisor}. */
@@ -13,8 +15,9 @@ export interface FakeHypervisorOptions {
 
 /**
  * In-memory libvirt for unit tests. Failure knobs: `failStart` (next N creates fail with
- * `failStartMessage`), `failList`, `failDestroy`, `failShutdown` (next N calls), `down` (every call
- * fails as if libvirtd were unreachable). Counters: `creates` per UUID, `destroys`, `shutdowns`.
+ * `failStartMessage`), `failList`, `failStats`, `failDestroy`, `failShutdown` (next N calls), `down`
+ * (every call fails as if libvirtd were unreachable). Counters: `creates` per UUID, `destroys`,
+ * `shutdowns`, `statsCalls`. `setState` pauses (etc.) a domain; `setStats` sets its statistics.
  * Validation mirrors what libvirt rejects that vmd cares about: no `<domain>`, no `<uuid>`, a
  * duplicate active UUID.
  */
@@ -22,13 +25,16 @@ export class FakeHypervisor implements Hypervisor {
   failStart = 0;
   failStartMessage = 'internal error: process exited while connecting to monitor';
   failList = 0;
+  failStats = 0;
   failDestroy = 0;
   failShutdown = 0;
   down = false;
   readonly creates = new Map<string, number>();
   readonly destroys: string[] = [];
   readonly shutdowns: string[] = [];
+  statsCalls = 0;
   private readonly domains = new Map<string, ObservedDomain>();
+  private readonly extraStats = new Map<string, Partial<DomainStats>>();
 
   constructor(private readonly opts: FakeHypervisorOptions) {}
 
@@ -42,6 +48,18 @@ export class FakeHypervisor implements Hypervisor {
   /** The guest powers off by itself (or crashes): the transient domain disappears. */
   vanish(uuid: string): void {
     this.domains.delete(uuid);
+    this.extraStats.delete(uuid);
+  }
+
+  /** Changes a domain's libvirt state (e.g. `paused`); it stays active. */
+  setState(uuid: string, state: LibvirtState): void {
+    const d = this.domains.get(uuid);
+    if (d) this.domains.set(uuid, { ...d, state });
+  }
+
+  /** Statistics reported for a domain on top of the defaults derived from its figures. */
+  setStats(uuid: string, stats: Partial<DomainStats>): void {
+    this.extraStats.set(uuid, stats);
   }
 
   isRunning(uuid: string): boolean {
@@ -61,10 +79,22 @@ export class FakeHypervisor implements Hypervisor {
     return Promise.resolve([...this.domains.values()]);
   }
 
+  stats(): Promise<DomainStats[]> {
+    this.check();
+    this.statsCalls++;
+    if (this.failStats > 0) {
+      this.failStats--;
+      return Promise.reject(new VmdError('LIBVIRT_ERROR', 'virsh domstats: fake stats failure'));
+    }
+    const running = [...this.domains.values()].filter((d) => d.state === 'running');
+    return Promise.resolve(running.map((d) => ({ ...defaultStats(d), ...this.extraStats.get(d.uuid) })));
+  }
+
   createTransient(xml: string): Promise<void> {
     this.check();
     const uuid = xmlUuid(xml);
-    const name = /<name>([^<]*)<\/name>/.exec(xml)?.[1];
+    const facts = domainXmlFacts(xml);
+    const name = facts.name;
     if (!xml.includes('<domain') || uuid === undefined || name === undefined) {
       return Promise.reject(new VmdError('LIBVIRT_ERROR', '(domain_definition):1: Premature end of data in tag domain line 1'));
     }
@@ -74,8 +104,7 @@ export class FakeHypervisor implements Hypervisor {
       return Promise.reject(new VmdError('LIBVIRT_ERROR', this.failStartMessage));
     }
     if (this.domains.has(uuid)) return Promise.reject(new VmdError('LIBVIRT_ERROR', `Requested operation is not valid: domain '${name}' is already active`));
-    const vcpus = Number(/<vcpu[^>]*>(\d+)<\/vcpu>/.exec(xml)?.[1] ?? '1');
-    this.addRunning(uuid, name, xmlMemoryMiB(xml) ?? 128, vcpus);
+    this.addRunning(uuid, name, facts.memoryMiB ?? 128, facts.vcpus ?? 1);
     return Promise.resolve();
   }
 
@@ -105,4 +134,14 @@ export class FakeHypervisor implements Hypervisor {
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/** What a fake domain reports without {@link FakeHypervisor.setStats}: its figures, no devices. */
+function defaultStats(d: ObservedDomain): DomainStats {
+  return {
+    uuid: d.uuid, state: d.state, maxMemKiB: d.maxMemKiB, memKiB: d.memKiB, vcpus: d.vcpus, cpuTimeNs: d.cpuTimeNs,
+    memory: { actual: d.memKiB, rss: d.memKiB },
+    cpu: { cpuTimeNs: d.cpuTimeNs, userTimeNs: 0, systemTimeNs: 0 },
+    disks: [], nets: [],
+  };
 }

@@ -1,8 +1,11 @@
 import { ConnectListAllDomainsFlags, Hypervisor as Libvirt, type Domain } from '@unraid/libvirt';
-import { describeError, type Clock, type Logger } from '@pvc/runtime';
+import { describeError, type Clock, type Exec, type Logger } from '@pvc/runtime';
+import { liveDevices } from '../domain-xml.js';
 import { VmdError } from '../errors.js';
-import type { ObservedDomain } from '../model.js';
-import { LIBVIRT_STATE_NAMES, isActiveState, type Hypervisor } from './hypervisor.js';
+import { LIBVIRT_STATE_NAMES, type ObservedDomain } from '../model.js';
+import type { DomainStats } from '../vm-stats.js';
+import { domainStatsFrom, readDomstats } from './domstats.js';
+import { isActiveState, type Hypervisor } from './hypervisor.js';
 
 /** Options of {@link createLibvirtHypervisor}. */
 export interface LibvirtHypervisorOptions {
@@ -10,8 +13,12 @@ export interface LibvirtHypervisorOptions {
   uri: string;
   clock: Clock;
   logger: Logger;
+  /** Runs `virsh domstats` (statistics; the binding has no bulk-stats call). */
+  exec: Exec;
   /** Deadline of one call (createXML of a large guest can be slow); default 60 000 ms. */
   callTimeoutMs?: number;
+  /** Deadline of `virsh domstats`; default 10 000 ms (it runs every keepalive interval). */
+  statsTimeoutMs?: number;
 }
 
 /** libvirt messages that mean the connection (not the request) failed: reconnect next time. */
@@ -21,7 +28,8 @@ const CONNECTION_LOST =
 /**
  * The libvirt port over `@unraid/libvirt` (N-API; each call runs on libuv's thread pool, so the
  * event loop never blocks). Everything vmd needs is in the binding: createXML, shutdown, destroy,
- * list + info. (virsh is kept for what the binding lacks: the event stream and migration.) The
+ * list + info, live XML. (virsh is kept for what the binding lacks: statistics here, the event
+ * stream and migration elsewhere.) The
  * connection is opened lazily and dropped on a connection-level error, so a restarted libvirtd is
  * picked up by the next call; running guests are unaffected (they belong to libvirtd).
  */
@@ -86,6 +94,14 @@ export function createLibvirtHypervisor(opts: LibvirtHypervisorOptions): Hypervi
       }
       return out;
     }),
+    stats: async () => {
+      const out: DomainStats[] = [];
+      for (const rec of await readDomstats(opts.exec, opts.uri, opts.statsTimeoutMs ?? 10_000)) {
+        const seen = await call('stats', (c) => identify(c, rec.name));
+        if (seen) out.push(domainStatsFrom(rec, seen.info, liveDevices(seen.xml)));
+      }
+      return out;
+    },
     createTransient: (xml) => call('create', async (c) => void (await c.domainCreateXML(xml))),
     shutdown: (uuid) => call('shutdown', async (c) => (await lookup(c, uuid)).shutdown()),
     destroy: async (uuid) => {
@@ -109,6 +125,21 @@ async function describeDomain(d: Domain): Promise<ObservedDomain | undefined> {
       uuid, name, state, active: isActiveState(state),
       maxMemKiB: info.maxMem, memKiB: info.memory, vcpus: info.nrVirtCpu, cpuTimeNs: info.cpuTime,
     };
+  } catch (err) {
+    if (/Domain not found/i.test(describeError(err))) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The info and live XML of the domain named `name` (domstats names domains by name), or undefined
+ * when it stopped meanwhile. The live XML has what the stored one lacks: the tap devices.
+ */
+async function identify(c: Libvirt, name: string): Promise<{ info: ObservedDomain; xml: string } | undefined> {
+  try {
+    const d = await c.domainLookupByName(name);
+    const [info, xml] = await Promise.all([describeDomain(d), d.getXMLDesc()]);
+    return info && { info, xml };
   } catch (err) {
     if (/Domain not found/i.test(describeError(err))) return undefined;
     throw err;

@@ -1,5 +1,5 @@
 import { describeError } from '@pvc/runtime';
-import { locks, paths } from '@pvc/zk';
+import { domainKeys, locks, pair, readKey } from '@pvc/zk';
 import { lockOf, type MigrationDeps } from './deps.js';
 
 /** How a receive ended (for logs and tests). */
@@ -15,10 +15,10 @@ export type ReceiveOutcome = 'received' | 'start-after-shutdown' | 'failed' | 'a
  * → nothing (aborted: the sender wrote `start` + its own node; or no sender yet: the next pass retries).
  */
 export async function receiveVm(uuid: string, name: string, d: MigrationDeps, signal: AbortSignal): Promise<ReceiveOutcome> {
-  const p = paths.domain(uuid);
+  const k = domainKeys(uuid);
   const log = d.logger.child({ vm: name, uuid, side: 'receive' });
   const lock = lockOf(d, locks.domainMigrateSync(uuid));
-  await d.zk.write([[p.migrateSyncLock, uuid]]);
+  await d.zk.write([pair(k.migrateSyncLock, uuid)]);
   try {
     if (await lock.acquire({ timeoutMs: d.timings.syncTimeoutMs, signal })) {
       await d.clock.sleep(d.timings.holdMs, signal);
@@ -32,26 +32,26 @@ export async function receiveVm(uuid: string, name: string, d: MigrationDeps, si
     return await conclude(uuid, d, log);
   } finally {
     await lock.release().catch(() => false);
-    await d.zk.write([[p.migrateSyncLock, '']]).catch((err: unknown) => log.warn({ err: describeError(err) }, 'cannot clear migrate_sync_lock'));
+    await d.zk.write([pair(k.migrateSyncLock, '')]).catch((err: unknown) => log.warn({ err: describeError(err) }, 'cannot clear migrate_sync_lock'));
   }
 }
 
 async function conclude(uuid: string, d: MigrationDeps, log: MigrationDeps['logger']): Promise<ReceiveOutcome> {
-  const p = paths.domain(uuid);
+  const k = domainKeys(uuid);
   const dom = (await d.hv.list()).find((x) => x.uuid === uuid);
-  const state = await d.zk.read(p.state);
+  const state = await readKey(d.zk, k.state, { logger: log });
   if (dom?.active) {
-    await d.zk.write([[p.state, 'start'], [p.failedReason, '']]);
+    await d.zk.write([pair(k.state, 'start'), pair(k.failedReason, '')]);
     log.info('migration received: VM runs here, state start');
     return 'received';
   }
   if (dom) {
-    await d.zk.write([[p.state, 'fail'], [p.failedReason, 'Failed to receive migration']]);
+    await d.zk.write([pair(k.state, 'fail'), pair(k.failedReason, 'Failed to receive migration')]);
     log.error({ libvirtState: dom.state }, 'Failed to receive migration: domain present but not running');
     return 'failed';
   }
   if (state === 'stop') {
-    await d.zk.write([[p.state, 'start']]);
+    await d.zk.write([pair(k.state, 'start')]);
     log.info('shutdown migration: VM stopped on the sender, state start (starting here)');
     return 'start-after-shutdown';
   }

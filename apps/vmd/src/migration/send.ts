@@ -1,5 +1,5 @@
 import { describeError } from '@pvc/runtime';
-import { locks, paths } from '@pvc/zk';
+import { domainKeys, locks, pair, readKey, readKeys } from '@pvc/zk';
 import { VmdError } from '../errors.js';
 import { lockOf, releaseAll, type MigrationDeps } from './deps.js';
 
@@ -18,25 +18,26 @@ type Log = MigrationDeps['logger'];
  * saying why — the VM keeps running here, never on both, never on neither.
  */
 export async function sendVm(uuid: string, name: string, target: string, d: MigrationDeps, signal: AbortSignal): Promise<SendOutcome> {
-  const p = paths.domain(uuid);
+  const k = domainKeys(uuid);
   const log = d.logger.child({ vm: name, uuid, side: 'send', target });
+  const opts = { logger: log };
   const ls = [lockOf(d, locks.domainNode(uuid)), lockOf(d, locks.domainState(uuid)), lockOf(d, locks.domainMigrateSync(uuid))] as const;
   const [nodeLock, stateLock, syncLock] = ls;
   const t0 = d.clock.now();
-  const lastnode = (await d.zk.read(p.lastNode)) ?? '';
+  const lastnode = await readKey(d.zk, k.lastNode, opts);
   try {
     for (const l of [nodeLock, stateLock]) {
       if (!(await l.acquire({ timeoutMs: d.timings.lockTimeoutMs, signal }))) throw abort(`could not lock ${l.path} within ${d.timings.lockTimeoutMs} ms`);
     }
-    const [state, node, method] = await Promise.all([d.zk.read(p.state), d.zk.read(p.node), d.zk.read(p.migrationMethod)]);
+    const [state, node, method] = await readKeys(d.zk, [k.state, k.node, k.migrationMethod], opts);
     if (node !== target || (state !== 'migrate' && state !== 'migrate-live')) return 'superseded';
     if (target === d.node || target === lastnode) throw abort(`target ${target} is this node or the VM's lastnode`);
-    const forceLive = state === 'migrate-live' || method?.toLowerCase() === 'live';
-    const forceShutdown = !forceLive && method?.toLowerCase() === 'shutdown';
+    const forceLive = state === 'migrate-live' || method === 'live';
+    const forceShutdown = !forceLive && method === 'shutdown';
     await d.clock.sleep(d.timings.pauseMs, signal);
     await syncWithReceiver(uuid, target, d, signal);
     if (!(await syncLock.acquire({ timeoutMs: d.timings.syncTimeoutMs, signal }))) throw abort('Timed out waiting for peer');
-    if ((await d.zk.read(p.node)) !== target) throw abort('the target changed during the handshake');
+    if ((await readKey(d.zk, k.node, opts)) !== target) throw abort('the target changed during the handshake');
     const live = forceShutdown ? 'skipped (migration_method shutdown)' : await tryLive(uuid, target, d, log, signal);
     if (live === true) {
       log.info({ ms: d.clock.now() - t0 }, 'live migration done');
@@ -45,13 +46,13 @@ export async function sendVm(uuid: string, name: string, target: string, d: Migr
     if (forceLive) throw abort(`live migration failed: ${live}`);
     log.warn({ why: live }, 'live migration not possible: shutdown migration');
     await shutdownHere(uuid, d, log, signal);
-    await d.zk.write([[p.state, 'stop']]);
+    await d.zk.write([pair(k.state, 'stop')]);
     log.info({ ms: d.clock.now() - t0 }, 'shutdown migration: VM off here, state stop (the receiver starts it)');
     return 'shutdown';
   } catch (err) {
     if (signal.aborted && !(err instanceof VmdError)) throw err;
     const why = describeError(err);
-    await d.zk.write([[p.state, 'start'], [p.node, d.node], [p.lastNode, lastnode], [p.failedReason, `Migration to ${target} failed: ${why}`]]);
+    await d.zk.write([pair(k.state, 'start'), pair(k.node, d.node), pair(k.lastNode, lastnode), pair(k.failedReason, `Migration to ${target} failed: ${why}`)]);
     log.error({ why }, 'migration aborted: VM stays here (state start, node back to this node)');
     return 'aborted';
   } finally {
@@ -65,9 +66,9 @@ function abort(msg: string): VmdError {
 
 /** Waits until the receiver announced itself (`migrate_sync_lock` = uuid), up to syncTimeoutMs. */
 async function syncWithReceiver(uuid: string, target: string, d: MigrationDeps, signal: AbortSignal): Promise<void> {
-  const key = paths.domain(uuid).migrateSyncLock;
+  const key = domainKeys(uuid).migrateSyncLock;
   const until = d.clock.now() + d.timings.syncTimeoutMs;
-  while ((await d.zk.read(key)) !== uuid) {
+  while ((await readKey(d.zk, key)) !== uuid) {
     if (d.clock.now() >= until) throw abort(`Timed out waiting for peer (${target} did not start receiving within ${d.timings.syncTimeoutMs} ms)`);
     await d.clock.sleep(100, signal);
   }
@@ -75,8 +76,10 @@ async function syncWithReceiver(uuid: string, target: string, d: MigrationDeps, 
 
 /** Up to `liveAttempts` live migrations; true on success, else the last error. */
 async function tryLive(uuid: string, target: string, d: MigrationDeps, log: Log, signal: AbortSignal): Promise<true | string> {
-  const downtime = Number((await d.zk.read(paths.domain(uuid).migrationMaxDowntime)) ?? '300');
-  const ms = Number.isInteger(downtime) && downtime > 0 ? downtime : 300;
+  // An absent or non-integer value reads as the original's default (300 ms); virsh refuses ≤ 0.
+  const key = domainKeys(uuid).migrationMaxDowntime;
+  const downtime = await readKey(d.zk, key, { logger: log });
+  const ms = downtime > 0 ? downtime : key.fallback;
   try {
     await d.migrator.setMaxDowntime(uuid, ms);
   } catch (err) {

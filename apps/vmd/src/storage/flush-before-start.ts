@@ -1,5 +1,5 @@
 import type { Logger } from '@pvc/runtime';
-import { codec, paths, type ZkClient } from '@pvc/zk';
+import { domainKeys, pair, readKey, type ZkClient } from '@pvc/zk';
 import { VmdError } from '../errors.js';
 import type { RbdStartGuard } from './start-guard.js';
 
@@ -10,9 +10,9 @@ import type { RbdStartGuard } from './start-guard.js';
  * with the reason in `failedreason` and returns false.
  */
 export async function flushBeforeStart(guard: RbdStartGuard, uuid: string, deps: { zk: ZkClient; logger: Logger }): Promise<boolean> {
-  const p = paths.domain(uuid);
-  const raw = (await deps.zk.read(p.rbdList)) ?? '';
-  const images = codec.commaList.decode(raw.trim(), p.rbdList).map((i) => i.trim()).filter((i) => i !== '');
+  const k = domainKeys(uuid);
+  // commaList: items trimmed, empties dropped, `None` (the API's str(None)) is no image.
+  const images = await readKey(deps.zk, k.rbdList, { logger: deps.logger });
   const verdict = await guard.beforeStart(uuid, images);
   if (verdict.kind === 'go') {
     if (images.length > 0) deps.logger.info({ images }, 'RBD locks flushed before start');
@@ -21,7 +21,7 @@ export async function flushBeforeStart(guard: RbdStartGuard, uuid: string, deps:
   if (verdict.kind === 'retry') {
     throw new VmdError('RBD_LOCKS', `RBD lock flush before start failed (attempt ${verdict.attempt} of ${guard.limit}): ${verdict.reason}; start not attempted, retried next pass`, { retryable: true });
   }
-  await deps.zk.write([[p.state, 'fail'], [p.failedReason, verdict.reason]]);
+  await deps.zk.write([pair(k.state, 'fail'), pair(k.failedReason, verdict.reason)]);
   deps.logger.error({ images, failedreason: verdict.reason }, 'VM not started: RBD locks could not be freed; state fail');
   return false;
 }
