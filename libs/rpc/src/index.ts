@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './sockets.js';
 export * from './proto.js';
 export * from './call.js';
+export * from './handler.js';
 export * from './status.js';
 export * from './health.js';
 export * from './server.js';

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { describeError } from '@pvc/runtime';
 import { unaryCall, type CallOptions } from './call.js';
+import { unaryHandler, type RpcCallContext } from './handler.js';
 import { loadProto, serviceClient } from './proto.js';
 
 /**
@@ -17,6 +17,14 @@ export interface RpcServiceDef<A extends RpcApi> {
   readonly _api?: A;
 }
 
+/**
+ * The server side of an API: each method also receives the call's {@link RpcCallContext} (its
+ * cancellation signal). A handler may leave the context out when it has no use for it.
+ */
+export type RpcHandlers<A extends RpcApi> = {
+  [K in keyof A]: (req: Parameters<A[K]>[0], ctx: RpcCallContext) => ReturnType<A[K]>;
+};
+
 /** A typed client: the API's methods with call options, plus close(). */
 export type RpcClient<A extends RpcApi> = {
   [K in keyof A]: (req: Parameters<A[K]>[0], opts?: CallOptions) => ReturnType<A[K]>;
@@ -27,21 +35,19 @@ function ctorOf(def: RpcServiceDef<RpcApi>): grpc.ServiceClientConstructor {
 }
 
 /**
- * Adds an implementation to a server. Handlers only translate: a rejected promise becomes an
- * INTERNAL error whose details are the error's message (never a stack trace).
+ * Adds an implementation to a server. Handlers only translate; each gets the call's cancellation
+ * signal. A rejection keeps its PvcError code and retry hint across the wire (see errors.ts);
+ * anything else is INTERNAL with the error's message (never a stack trace).
  */
-export function addRpcService<A extends RpcApi>(server: grpc.Server, def: RpcServiceDef<A>, impl: A): void {
+export function addRpcService<A extends RpcApi>(server: grpc.Server, def: RpcServiceDef<A>, impl: NoInfer<RpcHandlers<A>>): void {
   const ctor = ctorOf(def as RpcServiceDef<RpcApi>);
+  const methods = impl as Record<string, ((req: unknown, ctx: RpcCallContext) => Promise<unknown>) | undefined>;
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const [name, attrs] of Object.entries(ctor.service)) {
-    const method = (impl[attrs.originalName ?? name] ?? impl[name]) as ((req: unknown) => Promise<unknown>) | undefined;
+    const key = methods[attrs.originalName ?? name] ? (attrs.originalName ?? name) : name;
+    const method = methods[key];
     if (typeof method !== 'function') throw new Error(`${def.service}: no handler for ${name}`);
-    handlers[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => {
-      method.call(impl, call.request).then(
-        (res) => cb(null, res),
-        (err: unknown) => cb({ code: grpc.status.INTERNAL, details: describeError(err), name: 'Error', message: describeError(err) }),
-      );
-    };
+    handlers[name] = unaryHandler(key, (req: unknown, ctx) => method.call(impl, req, ctx));
   }
   server.addService(ctor.service, handlers);
 }

@@ -1,5 +1,5 @@
-import { describeError, type Logger } from '@pvc/runtime';
-import type { NodeResources, VmdApi } from '@pvc/rpc';
+import { describeError, PvcError, type Logger } from '@pvc/runtime';
+import type { NodeResources, RpcHandlers, VmdApi } from '@pvc/rpc';
 import type { Hypervisor } from '../host/hypervisor.js';
 
 /** What the gRPC handlers call. */
@@ -40,19 +40,19 @@ export function createVmdService(deps: VmdServiceDeps): VmdApi {
 
 /**
  * The gRPC handlers must be registered before the socket opens, but the reconciler exists only
- * after ZK is connected: this forwards to the real service once it is bound, and answers
- * UNAVAILABLE-like errors before that.
+ * after ZK is connected: this forwards to the real service (with the call's context) once it is
+ * bound, and answers a retryable NOT_READY (gRPC UNAVAILABLE) before that.
  */
-export function lateBoundVmdService(): { api: VmdApi; bind(impl: VmdApi): void } {
-  let impl: VmdApi | undefined;
-  const need = (): VmdApi => {
-    if (!impl) throw new Error('vmd is starting (not connected to Zookeeper and libvirt yet)');
+export function lateBoundVmdService(): { api: RpcHandlers<VmdApi>; bind(impl: RpcHandlers<VmdApi>): void } {
+  let impl: RpcHandlers<VmdApi> | undefined;
+  const need = (): RpcHandlers<VmdApi> => {
+    if (!impl) throw new PvcError('NOT_READY', 'vmd is starting (not connected to Zookeeper and libvirt yet)', { retryable: true });
     return impl;
   };
   return {
     api: {
-      getResources: async (req) => need().getResources(req),
-      stopAll: async (req) => need().stopAll(req),
+      getResources: async (req, ctx) => need().getResources(req, ctx),
+      stopAll: async (req, ctx) => need().stopAll(req, ctx),
     },
     bind: (i) => void (impl = i),
   };
