@@ -7,6 +7,14 @@ import nx from '@nx/eslint-plugin';
 const zkClient = { name: 'node-zookeeper-client', message: 'Only libs/zk talks to Zookeeper: use @pvc/zk.' };
 const execa = { name: 'execa', message: 'Only libs/runtime runs commands: use the Exec port from @pvc/runtime.' };
 
+// Values are decoded only through the key table of libs/zk (keys.ts + key-read.ts): an app never
+// reads a raw value from a ZkClient (named `zk` or `<x>.zk` throughout the tree).
+const rawZkRead = (object) => ({
+  selector: `CallExpression[callee.type='MemberExpression'][callee.property.name=/^(read|get|watchData)$/]${object}`,
+  message: 'Read ZK values through their codec: readKey/readKeys/readKeyWithStat/watchKey with a key from @pvc/zk (keys.ts).',
+});
+const noRawZkReads = ['error', rawZkRead("[callee.object.name='zk']"), rawZkRead("[callee.object.property.name='zk']")];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.nx/**', '**/*.mjs', '**/*.js'] },
   ...tseslint.configs.recommended,
@@ -34,6 +42,11 @@ export default tseslint.config(
       ],
       'no-restricted-imports': ['error', { paths: [zkClient, execa] }],
     },
+  },
+  {
+    files: ['apps/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', 'apps/*/src/testing/**', 'apps/*/src/testing.ts', 'apps/*/src/**/rig.ts'],
+    rules: { 'no-restricted-syntax': noRawZkReads },
   },
   { files: ['libs/zk/**/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: [execa] }] } },
   { files: ['libs/runtime/**/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: [zkClient] }] } },

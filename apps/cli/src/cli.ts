@@ -1,9 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, PVC_VERSION } from '@pvc/runtime';
-import { ZkError, ZkPathError } from '@pvc/zk';
+import { resetBadValueReports, setBadValueLogger, ZkError, ZkPathError } from '@pvc/zk';
 import { CliContext } from './context.js';
 import { CliError, EXIT } from './errors.js';
 import type { CliIo } from './io.js';
+import { lineLogger } from './problems.js';
 import { registerCluster } from './commands/cluster.js';
 import { registerConnection } from './commands/connection.js';
 import { registerNode } from './commands/node.js';
@@ -41,10 +42,16 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-/** Runs one `pvc` invocation and returns its exit status. Never throws. */
+/**
+ * Runs one `pvc` invocation and returns its exit status. Never throws. A bad value in Zookeeper
+ * that a command reads without showing it with its object (see `Problems`) is one
+ * `pvc: warning: ...` line on stderr; each invocation reports afresh (as a new process would).
+ */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const ctx = new CliContext(io);
   const program = buildProgram(ctx);
+  resetBadValueReports();
+  setBadValueLogger(lineLogger((text) => ctx.output.note(`pvc: warning: ${text}`)));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;
@@ -52,6 +59,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return report(ctx, err);
   } finally {
     await ctx.close();
+    setBadValueLogger(undefined);
   }
 }
 

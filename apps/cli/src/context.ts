@@ -1,5 +1,5 @@
 import { describeError } from '@pvc/runtime';
-import { connectZk, connectionString, paths, SCHEMA_VERSION, type ZkClient } from '@pvc/zk';
+import { clusterKeys, connectZk, connectionString, readKeyIfExists, SCHEMA_VERSION, type ZkClient } from '@pvc/zk';
 import { resolveConnection, type Connection, type ConnectionFlags } from './connection.js';
 import { noCluster } from './errors.js';
 import type { CliIo } from './io.js';
@@ -84,11 +84,11 @@ export class CliContext {
 }
 
 async function checkSchema(c: Cluster): Promise<void> {
-  const version = await c.zk.read(paths.schema.version);
+  const version = await readKeyIfExists(c.zk, clusterKeys.schemaVersion);
   if (version === undefined) {
     throw noCluster(`Zookeeper at ${c.connection.hosts.join(',')} holds no PVC cluster: run "pvc cluster init" first`);
   }
-  if (version.trim() !== String(SCHEMA_VERSION)) {
+  if (version !== SCHEMA_VERSION) {
     throw noCluster(`the cluster's schema version is "${version}"; this pvc speaks version ${SCHEMA_VERSION}`);
   }
 }

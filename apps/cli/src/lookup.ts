@@ -1,4 +1,4 @@
-import { paths, ZkError, type ZkClient } from '@pvc/zk';
+import { domainKeys, paths, readKey, readKeyIfExists, type KeySpec, type ZkClient } from '@pvc/zk';
 import { refused, usage } from './errors.js';
 
 /** A VM as the CLI names it. */
@@ -18,7 +18,7 @@ export function isUuid(text: string): boolean {
 export async function listVmRefs(zk: ZkClient): Promise<VmRef[]> {
   const uuids = await zk.children(paths.domains);
   const refs = await Promise.all(
-    uuids.map(async (uuid) => ({ uuid, name: (await zk.read(paths.domain(uuid).root)) ?? '' })),
+    uuids.map(async (uuid) => ({ uuid, name: await readKey(zk, domainKeys(uuid).root) })),
   );
   return refs.sort((a, b) => a.name.localeCompare(b.name) || a.uuid.localeCompare(b.uuid));
 }
@@ -54,11 +54,8 @@ export async function findNode(zk: ZkClient, name: string): Promise<string> {
 }
 
 /** Reads a key that must exist; a missing key is reported with its path (bad data in ZK). */
-export async function readKey(zk: ZkClient, path: string): Promise<string> {
-  try {
-    return (await zk.get(path)).data;
-  } catch (err) {
-    if (err instanceof ZkError && err.code === 'NO_NODE') throw refused(`bad data in Zookeeper: ${path} is missing`);
-    throw err;
-  }
+export async function requireKey<T, F>(zk: ZkClient, spec: KeySpec<T, F>): Promise<T | F> {
+  const v = await readKeyIfExists(zk, spec);
+  if (v === undefined && (await zk.exists(spec.path)) === undefined) throw refused(`bad data in Zookeeper: ${spec.path} is missing`);
+  return v as T | F;
 }

@@ -180,6 +180,12 @@ export function networkKeys(vni: string | number) {
   } as const;
 }
 
+/** The keys of `/logs/<node>`: `messages` = the node's daemon log lines, newline-joined. */
+export function logKeys(node: string) {
+  const p = paths.logs.node(node);
+  return { root: key(p.root, text, ''), messages: key(p.messages, text, '') } as const;
+}
+
 /** The keys of `/faults/<id>`. Times are local wall-clock times, as the original writes them. */
 export function faultKeys(id: string) {
   const p = paths.faults.fault(id);
@@ -195,16 +201,54 @@ export function faultKeys(id: string) {
   } as const;
 }
 
+/** A pool's `tier` (the original's device classes; `default` = no class rule). */
+export const POOL_TIERS = ['default', 'hdd', 'ssd', 'nvme'] as const;
+export type PoolTier = (typeof POOL_TIERS)[number];
+
+/** The keys of `/ceph/osds/<id>` (parents before children). */
+export function osdKeys(id: string | number) {
+  const p = paths.ceph.osd(id);
+  return {
+    root: key(p.root, text, ''),
+    /** The node the OSD lives on. */
+    node: key(p.node, text, ''),
+    device: key(p.device, text, ''),
+    dbDevice: key(p.dbDevice, text, ''),
+    fsid: key(p.fsid, text, ''),
+    fsidOsd: key(p.fsidOsd, text, ''),
+    fsidCluster: key(p.fsidCluster, text, ''),
+    lvm: key(p.lvm, text, ''),
+    lvmVg: key(p.lvmVg, text, ''),
+    lvmLv: key(p.lvmLv, text, ''),
+    isSplit: key(p.isSplit, bool, false, 'False'),
+    stats: key<unknown, null>(p.stats, json, null),
+  } as const;
+}
+
+/** The keys of `/ceph/pools/<name>`. */
+export function poolKeys(name: string) {
+  const p = paths.ceph.pool(name);
+  return {
+    root: key(p.root, text, ''),
+    pgs: key(p.pgs, int, 0),
+    tier: key<PoolTier>(p.tier, oneOf(POOL_TIERS), 'default', 'default'),
+    stats: key<unknown, null>(p.stats, json, null),
+  } as const;
+}
+
 type AnyKeys = Readonly<Record<string, KeySpec<unknown, unknown>>>;
 
 /**
  * The keys an object of each kind consists of in schema v15, for the start-up fill of missing
- * keys (the original's schema validation). The root itself is not listed.
+ * keys (the original's schema validation covers nodes, VMs, networks, OSDs and pools). The root
+ * itself is not listed; parents come before their children.
  */
 export const objectKeys = {
   node: (name: string): AnyKeys => withoutRoot(nodeKeys(name)),
   domain: (uuid: string): AnyKeys => withoutRoot(domainKeys(uuid)),
   network: (vni: string): AnyKeys => withoutRoot(networkKeys(vni)),
+  osd: (id: string): AnyKeys => withoutRoot(osdKeys(id)),
+  pool: (name: string): AnyKeys => withoutRoot(poolKeys(name)),
 } as const;
 
 function withoutRoot(keys: AnyKeys): AnyKeys {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { newDomainObject } from '@pvc/zk';
+import { newDomainObject, paths } from '@pvc/zk';
 import { freePort } from '../../support/ports.js';
 import { CliRig, domainXml } from './support.js';
 
@@ -61,6 +61,7 @@ describe('pvc shell completion', () => {
       const vm = newDomainObject({ uuid, name, xml: domainXml(name, { uuid }), node: 'hv1' });
       await rig.zk.createObject(vm.root, vm.entries);
     }
+    await rig.zk.createObject(paths.faults.fault('DEAD_NODE_HV2').root, [['', ''], ['status', 'new'], ['delta', '50']]);
     env = rig.env();
     await writeFile(env.PVC_CLIENT_CONFIG ?? '', `clusters:\n  lab:\n    hosts: ["${rig.server.hostPort}"]\n  prod:\n    hosts: [prod1]\n`, { mode: 0o600 });
   });
@@ -69,6 +70,7 @@ describe('pvc shell completion', () => {
   it('bash: subcommands by prefix, from the real command tree', async () => {
     assert.deepEqual(await bash('pvc vm st', env), ['start', 'stop']);
     assert.deepEqual(await bash('pvc cl', env), ['cluster']);
+    assert.deepEqual(await bash('pvc cluster fault ', env), ['list', 'ack', 'ack-all', 'delete', 'delete-all', 'help']);
     assert.deepEqual(await bash('pvc completion ', env), ['bash', 'zsh']);
     assert.ok(!(await bash('pvc ', env)).includes('__complete'), 'the hidden command is not offered');
   });
@@ -79,6 +81,7 @@ describe('pvc shell completion', () => {
     assert.deepEqual(await bash('pvc vm migrate web1 --target ', env), ['hv1', 'hv2']);
     assert.deepEqual(await bash('pvc node flush ', env), ['hv1', 'hv2']);
     assert.deepEqual(await bash('pvc vm start web1 ', env), [], 'no second VM argument');
+    assert.deepEqual(await bash('pvc cluster fault ack DEAD_NODE_HV2 D', env), ['DEAD_NODE_HV2'], 'fault IDs, several allowed');
   });
 
   it('bash: options, choices and --opt=value', async () => {

@@ -56,6 +56,22 @@ describe('pvc vm state changes and migration', () => {
     assert.deepEqual(await fake.runningOn(U1), ['hv1']);
   });
 
+  it('an unreadable state: a warning naming it; migrate refuses (nothing written), stop still works', async () => {
+    await defineVm('web', U1);
+    await rig.zk.set(paths.domain(U1).state, 'bogus');
+    const warning = new RegExp(`^pvc: warning: bad value in Zookeeper at /domains/${U1}/state: "bogus" is not one of start/`, 'm');
+    const m = await rig.pvc(['vm', 'migrate', 'web', '-t', 'hv2']);
+    assert.equal(m.code, 1);
+    assert.match(m.stderr, warning);
+    assert.match(m.stderr, /^pvc: cannot migrate VM "web": its state is empty or unreadable/m);
+    assert.deepEqual(await keys(), ['bogus', 'hv1', '']);
+    const r = await rig.pvc(['vm', 'stop', 'web']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, warning);
+    assert.equal(r.stdout, 'Set VM "web" to stop (was (empty))\n');
+    assert.equal(await state(), 'stop');
+  });
+
   it('start of a started VM rewrites start (version bumps) and says so', async () => {
     await defineVm('web', U1, { state: 'start', running: true });
     const v = await version();

@@ -60,11 +60,12 @@ describe('pvc vm list/info/dump/log', () => {
     const r = await rig.pvc(['vm', 'list']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`broken\\(!\\)\\s+${U3}\\s+-\\s+hv1\\s+no\\s+\\?\\s+\\?`));
-    assert.match(r.stderr, new RegExp(`broken \\(${U3}\\): .*xml`));
-    assert.match(r.stderr, /migration_max_downtime/);
+    assert.match(r.stderr, new RegExp(`broken \\(${U3}\\): cannot read the VM's size: no readable <memory> in /domains/${U3}/xml`));
+    assert.match(r.stderr, new RegExp(`broken \\(${U3}\\): bad value in Zookeeper at /domains/${U3}/migration_max_downtime: "lots" is not an integer`));
     const info = await rig.pvc(['vm', 'info', 'broken']);
     assert.equal(info.code, 0, info.stderr);
-    assert.match(info.stdout, /Problem: .*stats: not JSON/);
+    assert.match(info.stdout, /Problem: bad value in Zookeeper at .*\/stats: "\{not json" is not JSON/);
+    assert.match(info.stdout, /State:\s+-/);
     assert.match(info.stdout, /vCPUs:\s+-/);
     const json = JSON.parse(await rig.ok('vm', 'info', 'broken', '-f', 'json')) as { problems: string[]; vcpus: unknown; stats: unknown };
     assert.equal(json.vcpus, null);

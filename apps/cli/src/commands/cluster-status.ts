@@ -1,6 +1,7 @@
 import type { CliContext } from '../context.js';
-import type { Format } from '../output.js';
+import type { Column, Format } from '../output.js';
 import { stateStyle } from '../output.js';
+import type { Fault } from '../ops/faults.js';
 import { readClusterStatus } from '../ops/status.js';
 
 const counts = (c: Record<string, number>): string =>
@@ -35,11 +36,24 @@ export async function showStatus(ctx: CliContext, format: Format): Promise<void>
     ]);
   }
   out.line();
-  if (s.faults.length === 0) return out.line('Faults: none');
-  out.table(s.faults, [
-    { header: 'Fault', value: (f) => f.id },
-    { header: 'Delta', value: (f) => f.delta, align: 'right' },
-    { header: 'Status', value: (f) => (f.source === 'live' ? 'live' : f.status) },
-    { header: 'Message', value: (f) => f.message },
-  ]);
+  if (s.faults.length === 0) out.line('Faults: none');
+  else out.table(s.faults, FAULT_COLUMNS);
+  for (const p of s.problems) out.note(p);
+  for (const n of s.nodes.list) for (const p of n.problems) out.note(`node ${n.name}: ${p}`);
+  for (const f of s.faults) for (const p of f.problems) out.note(`fault ${f.id}: ${p}`);
 }
+
+/** The fault table of `cluster status` and `cluster fault list` (`long` adds first report and acknowledgement). */
+export function faultColumns(long: boolean): Column<Fault>[] {
+  return [
+    { header: 'ID', value: (f) => f.id },
+    { header: 'Status', value: (f) => f.status, style: (f) => (f.status === 'ack' ? undefined : f.delta >= 50 ? 'red' : 'yellow') },
+    { header: 'Delta', value: (f) => f.delta, align: 'right' },
+    ...(long ? [{ header: 'First reported', value: (f: Fault) => f.firstReported || '-' }] : []),
+    { header: 'Last reported', value: (f) => f.lastReported || '-' },
+    ...(long ? [{ header: 'Acknowledged', value: (f: Fault) => f.acknowledgedAt || '-' }] : []),
+    { header: 'Message', value: (f) => f.message },
+  ];
+}
+
+const FAULT_COLUMNS = faultColumns(false);

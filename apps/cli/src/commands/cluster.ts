@@ -3,16 +3,17 @@ import { isSelector, SELECTORS } from '@pvc/placement';
 import type { CliContext } from '../context.js';
 import { writeFile } from 'node:fs/promises';
 import { describeError } from '@pvc/runtime';
-import { paths } from '@pvc/zk';
+import { clusterKeys, pair, readKey } from '@pvc/zk';
 import { usage } from '../errors.js';
 import { backupTree, checkBackup, restoreTree } from '../ops/backup.js';
 import { initCluster } from '../ops/init.js';
+import { registerClusterFault } from './cluster-fault.js';
 import { showStatus } from './cluster-status.js';
 import { formatOf, formatOption, readInputFile } from './common.js';
 
-/** `pvc cluster init|status|maintenance|backup|restore`. */
+/** `pvc cluster init|status|fault|maintenance|backup|restore`. */
 export function registerCluster(program: Command, ctx: CliContext): void {
-  const group = program.command('cluster').description('the cluster as a whole: init, status, maintenance, backup, restore');
+  const group = program.command('cluster').description('the cluster as a whole: init, status, faults, maintenance, backup, restore');
 
   group
     .command('init')
@@ -32,9 +33,11 @@ export function registerCluster(program: Command, ctx: CliContext): void {
 
   group
     .command('status')
-    .description('nodes, VMs by state, the primary, health and faults')
+    .description('nodes, VMs by state, the primary, health and the stored faults')
     .addOption(formatOption())
     .action(async (o: { format: string }) => showStatus(ctx, formatOf(o)));
+
+  registerClusterFault(group, ctx);
 
   group
     .command('maintenance <on|off>')
@@ -43,7 +46,8 @@ export function registerCluster(program: Command, ctx: CliContext): void {
       const on = ['on', 'true', 'yes'].includes(mode.toLowerCase());
       if (!on && !['off', 'false', 'no'].includes(mode.toLowerCase())) throw usage(`maintenance: expected on or off, got "${mode}"`);
       const { zk } = await ctx.cluster();
-      await zk.write([[paths.config.maintenance, on ? 'true' : 'false']]);
+      if ((await readKey(zk, clusterKeys.maintenance)) === on) return ctx.output.line(`Maintenance mode is already ${on ? 'on' : 'off'}`);
+      await zk.write([pair(clusterKeys.maintenance, on)]);
       ctx.output.line(`Maintenance mode ${on ? 'on: nodes are not fenced' : 'off'}`);
     });
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { describeError } from '@pvc/runtime';
-import { connectZk, connectionString, DEFAULT_ZK_PORT, paths } from '@pvc/zk';
+import { clusterKeys, connectZk, connectionString, DEFAULT_ZK_PORT, paths, readKeyIfExists } from '@pvc/zk';
 import { localConnection, parseHosts, readStore, storePath, writeStore, type Connection, type ConnectionStore } from '../connection.js';
 import type { CliContext } from '../context.js';
 import { refused, usage } from '../errors.js';
@@ -110,10 +110,10 @@ async function probe(ctx: CliContext, c: Connection): Promise<{ reachable: boole
   try {
     const zk = await connectZk({ hosts: c.hosts, port: c.port, clock: ctx.io.clock, spinDelayMs: 100 }, { timeoutMs: 3000 });
     try {
-      const schema = await zk.read(paths.schema.version);
+      const schema = await readKeyIfExists(zk, clusterKeys.schemaVersion);
       if (schema === undefined) return { reachable: true, error: 'no PVC cluster (pvc cluster init)' };
       const [nodes, vms] = await Promise.all([zk.children(paths.nodes), zk.children(paths.domains)]);
-      return { reachable: true, schema, nodes: nodes.length, vms: vms.length };
+      return { reachable: true, schema: String(schema), nodes: nodes.length, vms: vms.length };
     } finally {
       await zk.close();
     }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { paths } from '@pvc/zk';
+import { domainKeys, readKey } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { usage } from '../errors.js';
 import { findVm } from '../lookup.js';
@@ -135,7 +135,7 @@ function registerViewCommands(group: Command, ctx: CliContext): void {
     .action(async (vm: string, o: { format?: string }) => {
       const { zk } = await ctx.cluster();
       const ref = await findVm(zk, vm);
-      const xml = (await zk.read(paths.domain(ref.uuid).xml)) ?? '';
+      const xml = await readKey(zk, domainKeys(ref.uuid).xml);
       if (formatOf(o) === 'json') ctx.output.json({ name: ref.name, uuid: ref.uuid, xml });
       else ctx.io.stdout.write(xml.endsWith('\n') || xml === '' ? xml : `${xml}\n`);
     });

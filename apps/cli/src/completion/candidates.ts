@@ -6,7 +6,7 @@
  */
 
 /** Where names that are not in the tree come from. */
-export type DynamicSource = 'vm' | 'node' | 'connection';
+export type DynamicSource = 'vm' | 'node' | 'connection' | 'fault';
 
 /** One option of a command, as completion sees it. */
 export interface CompletionOption {
@@ -60,6 +60,7 @@ export function sourceOf(name: string, path: readonly string[]): DynamicSource |
   if (n === 'vm' || n === 'vms' || n === 'domain') return 'vm';
   if (n === 'node' || n === 'nodes' || n === 'target') return 'node';
   if (n === 'connection' || (n === 'name' && path[0] === 'connection')) return 'connection';
+  if (n === 'fault-id' || n === 'fault') return 'fault';
   if (n === 'file' || n === 'path' || n.endsWith('file') || n.endsWith('-path')) return 'file';
   return undefined;
 }

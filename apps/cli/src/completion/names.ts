@@ -1,13 +1,14 @@
 import type { CliContext } from '../context.js';
 import { readStore } from '../connection.js';
 import { listNodes, listVmRefs } from '../lookup.js';
+import { faultIds } from '../ops/faults.js';
 import type { Completion, DynamicSource } from './candidates.js';
 
 /** Seconds completion waits for Zookeeper: a prompt must not hang. */
 export const COMPLETION_ZK_TIMEOUT_S = 2;
 
 /**
- * Names of VMs or nodes (from the cluster, through `-c`/`--zk` given on the line or the usual
+ * Names of VMs, nodes or faults (from the cluster, through `-c`/`--zk` given on the line or the usual
  * connection) or of stored connections. Any failure (no cluster, unreachable, malformed store)
  * gives no names: completion never prints an error.
  */
@@ -22,6 +23,7 @@ export async function dynamicNames(ctx: CliContext, source: DynamicSource, line:
     });
     const { zk } = await ctx.cluster();
     if (source === 'vm') return (await listVmRefs(zk)).map((r) => r.name).filter((n) => n !== '');
+    if (source === 'fault') return await faultIds(zk);
     return await listNodes(zk);
   } catch {
     return [];

@@ -19,6 +19,7 @@ export async function backupTree(zk: ZkClient): Promise<Backup> {
   while (level.length > 0) {
     const next: string[] = [];
     const read = await Promise.all(level.map(async (path) => {
+      // eslint-disable-next-line no-restricted-syntax -- backup dumps raw values
       const snap = await zk.get(path).catch(() => undefined);
       if (!snap || snap.stat.ephemeralOwner !== undefined) return undefined;
       const children = await zk.children(path).catch(() => [] as string[]);
@@ -57,7 +58,8 @@ function byDepth(a: string, b: string): number {
 /**
  * Writes every key of the backup (absent keys created, present ones set), in transactions of at
  * most `chunk` keys, parents first. Keys the cluster has and the backup lacks are kept (as the
- * original does). Returns the number of keys written.
+ * original does). Values go back exactly as the backup holds them (the counterpart of the raw
+ * dump above, not through the key table). Returns the number of keys written.
  */
 export async function restoreTree(zk: ZkClient, backup: Backup, chunk = 200): Promise<number> {
   const keys = Object.keys(backup).sort(byDepth);

@@ -1,4 +1,6 @@
-import { isZkError, paths, type ZkClient } from '@pvc/zk';
+import {
+  clusterKeys, isOneOf, isZkError, NODE_DOMAIN_STATES, nodeKeys, pair, readKey, readKeys, readKeyWithStat, type KeySpec, type WritePair, type ZkClient,
+} from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { refused } from '../errors.js';
 import { findNode } from '../lookup.js';
@@ -12,22 +14,19 @@ interface ReadFacts {
   versions: { domainstate: number; primary_node: number };
 }
 
-async function versioned(zk: ZkClient, path: string): Promise<{ data: string; version: number }> {
-  try {
-    const s = await zk.get(path);
-    return { data: s.data.trim(), version: s.stat.version };
-  } catch (err) {
-    if (isZkError(err, 'NO_NODE')) throw refused(`bad data in Zookeeper: ${path} is missing`);
-    throw err;
-  }
+/** A key's decoded value (unknown → `''`) and the version read, for a conditional write. */
+async function versioned<T extends string>(zk: ZkClient, spec: KeySpec<T, T | undefined>): Promise<{ data: string; version: number }> {
+  const s = await readKeyWithStat(zk, spec);
+  if (s === undefined) throw refused(`bad data in Zookeeper: ${spec.path} is missing`);
+  return { data: s.value ?? '', version: s.stat.version };
 }
 
 /** Reads what the planners need about a node (it must exist). */
 export async function readNodeFacts(zk: ZkClient, name: string): Promise<ReadFacts> {
   const node = await findNode(zk, name);
-  const k = paths.node(node);
-  const [mode, daemonState, routerState] = await Promise.all([k.daemonMode, k.daemonState, k.routerState].map((p) => zk.read(p)));
-  const [domain, primary] = await Promise.all([versioned(zk, k.domainState), versioned(zk, paths.config.primaryNode)]);
+  const k = nodeKeys(node);
+  const [mode, daemonState, routerState] = await readKeys(zk, [k.daemonMode, k.daemonState, k.routerState]);
+  const [domain, primary] = await Promise.all([versioned(zk, k.domainState), versioned(zk, clusterKeys.primaryNode)]);
   return {
     facts: {
       node, mode: mode ?? '', daemonState: daemonState ?? '', routerState: routerState ?? '',
@@ -42,13 +41,20 @@ export async function readNodeFacts(zk: ZkClient, name: string): Promise<ReadFac
  * change meanwhile → exit 1, nothing written, try again).
  */
 async function applyPlan(zk: ZkClient, r: ReadFacts, plan: Extract<NodePlan, { kind: 'write' }>): Promise<void> {
-  const path = plan.key === 'domainstate' ? paths.node(r.facts.node).domainState : paths.config.primaryNode;
+  const [path, data] = encodePlan(r.facts.node, plan);
   try {
-    await zk.set(path, plan.value, { version: r.versions[plan.key] });
+    await zk.set(path, data, { version: r.versions[plan.key] });
   } catch (err) {
     if (isZkError(err, 'BAD_VERSION')) throw refused(`${path} changed while pvc was writing it: nothing written, try again`);
     throw err;
   }
+}
+
+/** The key and encoded value a plan writes (through the key table). */
+function encodePlan(node: string, plan: Extract<NodePlan, { kind: 'write' }>): WritePair {
+  if (plan.key === 'primary_node') return pair(clusterKeys.primaryNode, plan.value);
+  if (!isOneOf(NODE_DOMAIN_STATES, plan.value)) throw new Error(`not a node domain state: ${plan.value}`);
+  return pair(nodeKeys(node).domainState, plan.value);
 }
 
 /** What to say once a `--wait` ends. */
@@ -79,6 +85,6 @@ export async function changeNode(ctx: CliContext, action: NodeAction, name: stri
 /** `pvc node is-primary <node>`: whether `/config/primary_node` names the node. */
 export async function isPrimary(zk: ZkClient, name: string): Promise<{ node: string; primary: boolean; primaryNode: string }> {
   const node = await findNode(zk, name);
-  const primaryNode = ((await zk.read(paths.config.primaryNode)) ?? 'none').trim();
+  const primaryNode = await readKey(zk, clusterKeys.primaryNode);
   return { node, primary: primaryNode === node, primaryNode };
 }

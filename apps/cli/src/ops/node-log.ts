@@ -1,5 +1,5 @@
 import { stripVTControlCharacters } from 'node:util';
-import { paths, type DataSnapshot } from '@pvc/zk';
+import { logKeys, readKeyIfExists, watchKey } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { refused, usage } from '../errors.js';
 import { findNode } from '../lookup.js';
@@ -50,8 +50,8 @@ function noLog(node: string): Error {
 export async function showNodeLog(ctx: CliContext, name: string, lines: number, follow: boolean, format: Format = 'human'): Promise<void> {
   const { zk } = await ctx.cluster();
   const node = await findNode(zk, name);
-  const key = paths.logs.node(node).messages;
-  const text = await zk.read(key);
+  const key = logKeys(node).messages;
+  const text = await readKeyIfExists(zk, key);
   if (text === undefined) throw noLog(node);
   const print = (ls: readonly string[]): void => {
     for (const l of ls) ctx.output.line(ctx.output.colour ? l : stripVTControlCharacters(l));
@@ -63,9 +63,9 @@ export async function showNodeLog(ctx: CliContext, name: string, lines: number, 
   const signal = ctx.io.signal;
   if (signal?.aborted) return;
   await new Promise<void>((resolve) => {
-    const stop = zk.watchData(key, (snap: DataSnapshot | undefined) => {
-      if (snap === undefined) return;
-      const next = splitLog(snap.data);
+    const stop = watchKey(zk, key, (value) => {
+      if (value === undefined) return;
+      const next = splitLog(value);
       print(newLines(seen, next));
       seen = next;
     });

@@ -1,5 +1,6 @@
 import type { ZkClient } from '@pvc/zk';
 import type { CliContext } from '../context.js';
+import { refused } from '../errors.js';
 import { findNode, listVmRefs, type VmRef } from '../lookup.js';
 import { stateStyle, type Column, type Format } from '../output.js';
 import { readAllNodes, readNodeSummary, type NodeSummary } from './read.js';
@@ -63,13 +64,14 @@ export async function showNodeList(ctx: CliContext, format: Format, filters: Nod
   if (format === 'json') return ctx.output.json(nodes);
   if (nodes.length === 0) return ctx.output.note('No nodes found');
   ctx.output.table(nodes, LIST_COLUMNS);
-  for (const n of nodes) for (const p of n.problems) ctx.output.note(`${n.name}: bad data in Zookeeper: ${p}`);
+  for (const n of nodes) for (const p of n.problems) ctx.output.note(`${n.name}: ${p}`);
 }
 
 /** Reads what `pvc node info` shows (the node must exist). */
 export async function readNodeInfo(zk: ZkClient, name: string, nowMs: number): Promise<NodeInfo> {
   const node = await findNode(zk, name);
   const s = await readNodeSummary(zk, node);
+  if (!s) throw refused(`node ${node} disappeared while being read`);
   const refs = await listVmRefs(zk);
   const runningVms = s.runningDomains.map((uuid) => refs.find((r) => r.uuid === uuid) ?? { uuid, name: '(unknown VM)' });
   const keepaliveAgeS = s.keepalive === null ? null : Math.max(0, Math.round(nowMs / 1000 - s.keepalive));
@@ -104,9 +106,9 @@ export async function showNodeInfo(ctx: CliContext, name: string, format: Format
     ctx.output.line();
     ctx.output.table(n.plugins, [
       { header: 'Plugin', value: (p) => p.name },
-      { header: 'Delta', value: (p) => dash(p.delta), style: (p) => ((p.delta ?? 0) > 0 ? 'yellow' : undefined), align: 'right' },
+      { header: 'Delta', value: (p) => p.delta, style: (p) => (p.delta > 0 ? 'yellow' : undefined), align: 'right' },
       { header: 'Message', value: (p) => p.message },
     ]);
   }
-  for (const p of n.problems) ctx.output.note(`bad data in Zookeeper: ${p}`);
+  for (const p of n.problems) ctx.output.note(p);
 }

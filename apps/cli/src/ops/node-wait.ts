@@ -1,4 +1,4 @@
-import { codec, paths, type ZkClient } from '@pvc/zk';
+import { clusterKeys, domainKeys, nodeKeys, readKey, readKeys, type ZkClient } from '@pvc/zk';
 import { listNodes, listVmRefs } from '../lookup.js';
 import type { WaitStep } from '../wait.js';
 import type { NodeAction } from './node-plan.js';
@@ -22,9 +22,9 @@ interface VmLook {
 async function lookVms(zk: ZkClient, only?: ReadonlySet<string>): Promise<(VmLook & { uuid: string })[]> {
   const refs = (await listVmRefs(zk)).filter((r) => only === undefined || only.has(r.uuid));
   return Promise.all(refs.map(async (r) => {
-    const d = paths.domain(r.uuid);
-    const [state, node, lastNode] = await Promise.all([d.state, d.node, d.lastNode].map((p) => zk.read(p)));
-    return { uuid: r.uuid, name: r.name, state: state ?? '', node: node ?? '', lastNode: lastNode ?? '' };
+    const d = domainKeys(r.uuid);
+    const [state, node, lastNode] = await readKeys(zk, [d.state, d.node, d.lastNode]);
+    return { uuid: r.uuid, name: r.name, state: state ?? '', node, lastNode };
   }));
 }
 
@@ -33,8 +33,8 @@ function describeVm(v: VmLook, here: string): string {
 }
 
 async function nodeStates(zk: ZkClient, node: string): Promise<{ daemon: string; domain: string }> {
-  const k = paths.node(node);
-  const [daemon, domain] = await Promise.all([zk.read(k.daemonState), zk.read(k.domainState)]);
+  const k = nodeKeys(node);
+  const [daemon, domain] = await readKeys(zk, [k.daemonState, k.domainState]);
   return { daemon: daemon ?? '', domain: domain ?? '' };
 }
 
@@ -44,7 +44,7 @@ export const waitFlush: NodeWaiter = async (zk, node) => {
   if (s.domain === 'flushed') return { done: true, progress: 'no VMs left' };
   if (s.domain !== 'flush') return { done: false, failed: `domainstate of ${node} changed to "${s.domain}" (another command or a fence)` };
   if (GONE.has(s.daemon)) return { done: false, failed: `the daemon on ${node} is now ${s.daemon}` };
-  const running = codec.runningDomains.decode((await zk.read(paths.node(node).runningDomains)) ?? '', paths.node(node).runningDomains);
+  const running = await readKey(zk, nodeKeys(node).runningDomains);
   if (running.length === 0) return { done: false, progress: 'no VMs left; waiting for the node to write flushed' };
   const vms = await lookVms(zk, new Set(running));
   const unknown = running.length - vms.length;
@@ -65,11 +65,11 @@ export const waitReady: NodeWaiter = async (zk, node) => {
 };
 
 async function routerStates(zk: ZkClient): Promise<{ primary: string; routers: Map<string, { router: string; daemon: string }> }> {
-  const primary = ((await zk.read(paths.config.primaryNode)) ?? 'none').trim();
+  const primary = await readKey(zk, clusterKeys.primaryNode);
   const routers = new Map<string, { router: string; daemon: string }>();
   for (const n of await listNodes(zk)) {
-    const k = paths.node(n);
-    const [mode, router, daemon] = await Promise.all([zk.read(k.daemonMode), zk.read(k.routerState), zk.read(k.daemonState)]);
+    const k = nodeKeys(n);
+    const [mode, router, daemon] = await readKeys(zk, [k.daemonMode, k.routerState, k.daemonState]);
     if (mode === 'coordinator') routers.set(n, { router: router ?? '', daemon: daemon ?? '' });
   }
   return { primary, routers };

@@ -1,18 +1,22 @@
-import { codec, DOMAIN_TAG_KEYS, paths, type ZkClient } from '@pvc/zk';
+import {
+  domainKeys, domainXmlFacts, nodeKeys, pluginKeys, readKeyIfExists, readKeys, readNodeRecord, tagKeys, type ZkClient,
+} from '@pvc/zk';
 import { listNodes, listVmRefs, type VmRef } from '../lookup.js';
-import { parseDomainXml } from './domain-xml.js';
+import { Problems } from '../problems.js';
 
 /**
- * Reading nodes and VMs for display. Bad data in ZK never fails a read command: a value that does
- * not decode is shown as it is (or as null) and the problem is listed in `problems`.
+ * Reading nodes and VMs for display, every key through the key table of `@pvc/zk`. Bad data in ZK
+ * never fails a read command: a value its key's codec rejects reads as the key's fallback (the
+ * original's default) and the problem (key, value, what was expected) is listed in `problems`.
  */
 
 /** One health plugin's last result. */
 export interface PluginResult {
   name: string;
-  delta: number | null;
+  delta: number;
   message: string;
-  lastRun: number | null;
+  /** Epoch seconds of its last run; 0 = never. */
+  lastRun: number;
 }
 
 /** A node as `node list/info` and `cluster status` show it. */
@@ -25,69 +29,63 @@ export interface NodeSummary {
   /** 0–100, or null when no health data (`None`). */
   health: number | null;
   pvcVersion: string;
-  /** Epoch seconds of the last keepalive, or null. */
+  /** Epoch seconds of the last keepalive, or null when there was none. */
   keepalive: number | null;
+  /** From `staticdata`; null when it is absent or unreadable. */
   cpus: number | null;
   kernel: string;
   os: string;
   arch: string;
-  load: number | null;
-  vcpuAlloc: number | null;
-  memory: { totalMiB: number | null; usedMiB: number | null; freeMiB: number | null; allocMiB: number | null; provMiB: number | null };
+  load: number;
+  vcpuAlloc: number;
+  memory: { totalMiB: number; usedMiB: number; freeMiB: number; allocMiB: number; provMiB: number };
   runningDomains: string[];
-  domainsCount: number | null;
+  domainsCount: number;
   ipmiHostname: string;
   plugins: PluginResult[];
   problems: string[];
 }
 
-function num(raw: string | undefined, key: string, problems: string[]): number | null {
-  if (raw === undefined || raw === '' || raw === 'None') return null;
-  const r = codec.safeDecode(codec.float, raw, key);
-  if (r.ok) return r.value;
-  problems.push(r.error.message);
-  return null;
-}
-
-/** Reads one node (it must exist; absent keys read as empty). */
-export async function readNodeSummary(zk: ZkClient, name: string, withPlugins = true): Promise<NodeSummary> {
-  const k = paths.node(name);
-  const keys = [k.daemonMode, k.daemonState, k.routerState, k.domainState, k.monitoringHealth, k.pvcVersion, k.keepalive,
-    k.staticData, k.cpuLoad, k.vcpuAlloc, k.memTotal, k.memUsed, k.memFree, k.memAlloc, k.memProv, k.runningDomains,
-    k.domainsCount, k.ipmiHostname, k.monitoringPlugins] as const;
-  const v = await Promise.all(keys.map((p) => zk.read(p)));
-  const at = (i: number): string | undefined => v[i];
-  const problems: string[] = [];
-  const n = (i: number): number | null => num(at(i), keys[i] ?? '', problems);
-  const stat = (at(7) ?? '').split(/\s+/);
-  const cpus = Number(stat[0]);
-  const pluginNames = codec.spaceList.decode(at(18) ?? '', k.monitoringPlugins);
+/**
+ * Reads one node through the shared node record (states, figures, running VMs, health; the IPMI
+ * password is read there but never kept here) plus the keys only display needs. Undefined when
+ * the node does not exist (any more).
+ */
+export async function readNodeSummary(zk: ZkClient, name: string, withPlugins = true): Promise<NodeSummary | undefined> {
+  const p = new Problems();
+  const k = nodeKeys(name);
+  const [record, [pvcVersion, keepalive, staticData, pluginNames]] = await Promise.all([
+    readNodeRecord(zk, name, p.logger),
+    readKeys(zk, [k.pvcVersion, k.keepalive, k.staticData, k.monitoringPlugins], p.opts),
+  ]);
+  if (!record) return undefined;
+  const f = record.figures;
   return {
-    name, mode: at(0) ?? '', daemonState: at(1) ?? '', routerState: at(2) ?? '', domainState: at(3) ?? '',
-    health: n(4), pvcVersion: at(5) ?? '', keepalive: n(6),
-    cpus: Number.isInteger(cpus) && cpus > 0 ? cpus : null, kernel: stat[1] ?? '', os: stat[2] ?? '', arch: stat[3] ?? '',
-    load: n(8), vcpuAlloc: n(9),
-    memory: { totalMiB: n(10), usedMiB: n(11), freeMiB: n(12), allocMiB: n(13), provMiB: n(14) },
-    runningDomains: codec.runningDomains.decode(at(15) ?? '', k.runningDomains),
-    domainsCount: n(16), ipmiHostname: at(17) ?? '',
-    plugins: withPlugins ? await readPlugins(zk, name, pluginNames, problems) : [],
-    problems,
+    name, mode: record.daemonMode ?? '', daemonState: record.daemonState ?? '', routerState: record.routerState ?? '',
+    domainState: record.domainState ?? '', health: record.health, pvcVersion, keepalive: keepalive > 0 ? keepalive : null,
+    cpus: staticData?.cpuCount ?? null, kernel: staticData?.kernel ?? '', os: staticData?.os ?? '', arch: staticData?.arch ?? '',
+    load: f.cpuLoad, vcpuAlloc: f.vcpuAlloc,
+    memory: { totalMiB: f.memTotalMiB, usedMiB: f.memUsedMiB, freeMiB: f.memFreeMiB, allocMiB: f.memAllocMiB, provMiB: f.memProvMiB },
+    runningDomains: record.runningDomains, domainsCount: f.domainsCount, ipmiHostname: record.ipmi.host,
+    plugins: withPlugins ? await readPlugins(zk, name, pluginNames, p) : [],
+    problems: p.list,
   };
 }
 
-async function readPlugins(zk: ZkClient, node: string, names: string[], problems: string[]): Promise<PluginResult[]> {
+async function readPlugins(zk: ZkClient, node: string, names: readonly string[], p: Problems): Promise<PluginResult[]> {
   return Promise.all(
     names.map(async (name) => {
-      const p = paths.node(node).monitoringPlugin(name);
-      const [delta, message, lastRun] = await Promise.all([zk.read(p.healthDelta), zk.read(p.message), zk.read(p.lastRun)]);
-      return { name, delta: num(delta, p.healthDelta, problems), message: message ?? '', lastRun: num(lastRun, p.lastRun, problems) };
+      const k = pluginKeys(node, name);
+      const [delta, message, lastRun] = await readKeys(zk, [k.healthDelta, k.message, k.lastRun], p.opts);
+      return { name, delta, message, lastRun };
     }),
   );
 }
 
 /** Every node, sorted by name. */
 export async function readAllNodes(zk: ZkClient, withPlugins = true): Promise<NodeSummary[]> {
-  return Promise.all((await listNodes(zk)).map((n) => readNodeSummary(zk, n, withPlugins)));
+  const nodes = await Promise.all((await listNodes(zk)).map((n) => readNodeSummary(zk, n, withPlugins)));
+  return nodes.filter((n): n is NodeSummary => n !== undefined);
 }
 
 /** A VM tag. */
@@ -99,56 +97,62 @@ export interface TagSummary {
 
 /** A VM as `vm list/info` and `cluster status` show it. */
 export interface VmSummary extends VmRef {
+  /** `''` when absent or not a VM state (see problems). */
   state: string;
   node: string;
   lastNode: string;
   failedReason: string;
   autostart: boolean;
   migrationMethod: string;
-  migrationMaxDowntimeMs: number | null;
+  migrationMaxDowntimeMs: number;
   nodeSelector: string;
   nodeLimit: string[];
   profile: string;
   vnc: string;
   rbdList: string[];
   tags: TagSummary[];
-  /** From the XML; null when the stored XML does not parse (see problems). */
+  /** From the stored XML (`domainXmlFacts`); null when it cannot be read (see problems). */
   vcpus: number | null;
   memoryMiB: number | null;
   macs: string[];
   problems: string[];
 }
 
+const MAC_ATTR = /<mac\s[^>]*?address\s*=\s*(['"])([^'"]*)\1/g;
+
+/** The interface MACs of a stored XML, lower-cased (a tolerant reading, like `domainXmlFacts`). */
+export function storedMacs(xml: string): string[] {
+  return [...xml.matchAll(MAC_ATTR)].map((m) => (m[2] ?? '').toLowerCase());
+}
+
 /** Reads one VM. */
 export async function readVmSummary(zk: ZkClient, ref: VmRef): Promise<VmSummary> {
-  const d = paths.domain(ref.uuid);
-  const keys = [d.state, d.node, d.lastNode, d.failedReason, d.nodeAutostart, d.migrationMethod, d.migrationMaxDowntime,
-    d.nodeSelector, d.nodeLimit, d.profile, d.vnc, d.rbdList, d.xml] as const;
-  const v = await Promise.all(keys.map((p) => zk.read(p)));
-  const problems: string[] = [];
-  const xml = v[12] ?? '';
-  let parsed: ReturnType<typeof parseDomainXml> | undefined;
-  try {
-    parsed = parseDomainXml(xml, `${d.xml}`);
-  } catch (err) {
-    problems.push(err instanceof Error ? err.message : String(err));
-  }
+  const p = new Problems();
+  const d = domainKeys(ref.uuid);
+  const [state, [node, lastNode, failedReason, autostart, method, downtime, selector, limit, profile, vnc, rbdList, xml], tags] = await Promise.all([
+    readKeyIfExists(zk, d.state, p.opts),
+    readKeys(zk, [d.node, d.lastNode, d.failedReason, d.nodeAutostart, d.migrationMethod, d.migrationMaxDowntime, d.nodeSelector,
+      d.nodeLimit, d.profile, d.vnc, d.rbdList, d.xml], p.opts),
+    readTags(zk, ref.uuid, p),
+  ]);
+  if (state === undefined && (await zk.exists(d.state.path)) === undefined) p.add(`${d.state.path} is missing`);
+  const size = domainXmlFacts(xml);
+  if (size.memoryMiB === undefined) p.add(`cannot read the VM's size: no readable <memory> in ${d.xml.path}`);
+  const readable = size.memoryMiB !== undefined;
   return {
-    ...ref, state: v[0] ?? '', node: v[1] ?? '', lastNode: v[2] ?? '', failedReason: v[3] ?? '',
-    autostart: (v[4] ?? '') === 'True', migrationMethod: v[5] ?? '', migrationMaxDowntimeMs: num(v[6], d.migrationMaxDowntime, problems),
-    nodeSelector: v[7] ?? '', nodeLimit: codec.commaList.decode(v[8] ?? '', d.nodeLimit), profile: v[9] ?? '', vnc: v[10] ?? '',
-    rbdList: codec.commaList.decode(v[11] ?? '', d.rbdList), tags: await readTags(zk, ref.uuid),
-    vcpus: parsed?.vcpus ?? null, memoryMiB: parsed?.memoryMiB ?? null, macs: [...(parsed?.macs ?? [])], problems,
+    ...ref, state: state ?? '', node, lastNode, failedReason, autostart, migrationMethod: method, migrationMaxDowntimeMs: downtime,
+    nodeSelector: selector, nodeLimit: limit, profile: profile ?? '', vnc, rbdList, tags,
+    vcpus: readable ? (size.vcpus ?? 1) : null, memoryMiB: size.memoryMiB ?? null, macs: storedMacs(xml), problems: p.list,
   };
 }
 
-async function readTags(zk: ZkClient, uuid: string): Promise<TagSummary[]> {
-  const names = (await zk.children(paths.domain(uuid).tags).catch(() => [] as string[])).sort();
+async function readTags(zk: ZkClient, uuid: string, p: Problems): Promise<TagSummary[]> {
+  const names = (await zk.children(domainKeys(uuid).tags.path).catch(() => [] as string[])).sort();
   return Promise.all(
     names.map(async (tag) => {
-      const t = paths.domain(uuid).tag(tag);
-      const [name, type, prot] = await Promise.all([zk.read(t.root), zk.read(`${t.root}/${DOMAIN_TAG_KEYS.type}`), zk.read(t.protected)]);
-      return { name: name || tag, type: type ?? 'user', protected: prot === 'True' };
+      const t = tagKeys(uuid, tag);
+      const [name, type, prot] = await readKeys(zk, [t.root, t.type, t.protected], p.opts);
+      return { name: name || tag, type: type || 'user', protected: prot };
     }),
   );
 }

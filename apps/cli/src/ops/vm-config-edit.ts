@@ -1,7 +1,7 @@
-import { codec, paths, type WritePair, type ZkClient } from '@pvc/zk';
+import { domainKeys, pair, type WritePair, type ZkClient } from '@pvc/zk';
 import { refused, usage } from '../errors.js';
 import type { VmRef } from '../lookup.js';
-import { readKey } from '../lookup.js';
+import { requireKey } from '../lookup.js';
 import { cpuTopology, parseDomainXml, serializeDomain, withMemoryMiB, withUuid, withVcpus, type DomainXml } from './domain-xml.js';
 import { guardOnNode, guardUnique } from './vm-config-guards.js';
 
@@ -15,15 +15,17 @@ export interface VmConfigNow {
 
 /** Reads a VM's state, node and XML; a stored XML that does not parse is bad data (exit 1). */
 export async function readVmConfig(zk: ZkClient, ref: VmRef): Promise<VmConfigNow> {
-  const d = paths.domain(ref.uuid);
-  const [state, node, text] = await Promise.all([readKey(zk, d.state), readKey(zk, d.node), readKey(zk, d.xml)]);
+  const d = domainKeys(ref.uuid);
+  const [state, node, text] = await Promise.all([requireKey(zk, d.state), requireKey(zk, d.node), requireKey(zk, d.xml)]);
   let xml: DomainXml;
   try {
-    xml = parseDomainXml(text, d.xml);
+    // The stored XML is edited and written back, so it goes through the full parser (not the
+    // size-only domainXmlFacts): an edit must keep every other part of the document.
+    xml = parseDomainXml(text, d.xml.path);
   } catch (err) {
     throw refused(`bad data in Zookeeper: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return { ref, state, node, xml };
+  return { ref, state: state ?? '', node, xml };
 }
 
 /** What an XML change did. */
@@ -53,11 +55,11 @@ export async function modifyVm(zk: ZkClient, ref: VmRef, text: string, source: s
   const now = await readVmConfig(zk, ref);
   if (dx.name !== ref.name) await guardUnique(zk, dx.name, undefined, ref.uuid);
   await guardOnNode(zk, ref.name, now.node, dx.memoryMiB, dx.vcpus);
-  const d = paths.domain(ref.uuid);
+  const d = domainKeys(ref.uuid);
   const pairs: WritePair[] = [
-    ...(dx.name !== ref.name ? [[d.root, dx.name] as const] : []),
-    [d.xml, serializeDomain(dx)],
-    [d.rbdList, codec.commaList.encode([...dx.rbdVolumes])],
+    ...(dx.name !== ref.name ? [pair(d.root, dx.name)] : []),
+    pair(d.xml, serializeDomain(dx)),
+    pair(d.rbdList, [...dx.rbdVolumes]),
   ];
   await zk.write(pairs);
   return {
@@ -79,7 +81,7 @@ export async function setVcpus(zk: ZkClient, ref: VmRef, vcpus: number): Promise
   }
   await guardOnNode(zk, ref.name, now.node, now.xml.memoryMiB, vcpus);
   const dx = withVcpus(now.xml, vcpus);
-  await zk.write([[paths.domain(ref.uuid).xml, serializeDomain(dx)]]);
+  await zk.write([pair(domainKeys(ref.uuid).xml, serializeDomain(dx))]);
   return { ref, state: now.state, node: now.node, xml: dx };
 }
 
@@ -88,6 +90,6 @@ export async function setMemory(zk: ZkClient, ref: VmRef, mib: number): Promise<
   const now = await readVmConfig(zk, ref);
   await guardOnNode(zk, ref.name, now.node, mib, now.xml.vcpus);
   const dx = withMemoryMiB(now.xml, mib);
-  await zk.write([[paths.domain(ref.uuid).xml, serializeDomain(dx)]]);
+  await zk.write([pair(domainKeys(ref.uuid).xml, serializeDomain(dx))]);
   return { ref, state: now.state, node: now.node, xml: dx };
 }

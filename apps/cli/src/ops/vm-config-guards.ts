@@ -1,5 +1,7 @@
-import { isSelector, parseNodeLimit, SELECTORS } from '@pvc/placement';
-import { paths, readNodeFigures, type NodeFigures, type ZkClient } from '@pvc/zk';
+import { parseNodeLimit, SELECTORS } from '@pvc/placement';
+import {
+  isOneOf, MIGRATION_METHODS as METHODS, nodeKeys, readNodeFigures, VM_SELECTORS, type MigrationMethod, type NodeFigures, type VmSelector, type ZkClient,
+} from '@pvc/zk';
 import { refused, usage } from '../errors.js';
 import { listNodes, listVmRefs, type VmRef } from '../lookup.js';
 
@@ -9,9 +11,9 @@ import { listNodes, listVmRefs, type VmRef } from '../lookup.js';
  */
 
 /** Values `--node-selector` accepts (`none` = the cluster's selector). */
-export const NODE_SELECTORS: readonly string[] = [...SELECTORS, 'none'];
+export const NODE_SELECTORS: readonly VmSelector[] = [...SELECTORS, 'none'];
 /** Values `--migration-method` accepts. */
-export const MIGRATION_METHODS: readonly string[] = ['live', 'shutdown', 'none'];
+export const MIGRATION_METHODS: readonly MigrationMethod[] = ['live', 'shutdown', 'none'];
 
 /**
  * CPUs a node keeps for itself: min(2, floor(cpus / 2)). The original requires vCPUs < CPUs − 2,
@@ -48,7 +50,7 @@ export function whyTooBig(node: NodeFigures, memoryMiB: number, vcpus: number): 
 
 /** Applies the size guards against the VM's node (modify, vcpu/memory set); refused when it does not fit. */
 export async function guardOnNode(zk: ZkClient, vmName: string, node: string, memoryMiB: number, vcpus: number): Promise<void> {
-  if (node === '' || (await zk.exists(paths.node(node).root)) === undefined) {
+  if (node === '' || (await zk.exists(nodeKeys(node).root.path)) === undefined) {
     throw refused(`VM ${vmName} is assigned to node "${node}", which is not a node of the cluster`);
   }
   const why = whyTooBig(await readNodeFigures(zk, node), memoryMiB, vcpus);
@@ -78,16 +80,16 @@ export async function parseLimitOption(zk: ZkClient, raw: string): Promise<strin
 }
 
 /** Lower-cases and checks `--node-selector`. */
-export function parseSelectorOption(raw: string): string {
+export function parseSelectorOption(raw: string): VmSelector {
   const v = raw.toLowerCase();
-  if (!isSelector(v) && v !== 'none') throw usage(`--node-selector: "${raw}" is not one of ${NODE_SELECTORS.join(', ')}`);
+  if (!isOneOf(VM_SELECTORS, v)) throw usage(`--node-selector: "${raw}" is not one of ${NODE_SELECTORS.join(', ')}`);
   return v;
 }
 
 /** Lower-cases and checks `--migration-method`. */
-export function parseMethodOption(raw: string): string {
+export function parseMethodOption(raw: string): MigrationMethod {
   const v = raw.toLowerCase();
-  if (!MIGRATION_METHODS.includes(v)) throw usage(`--migration-method: "${raw}" is not one of ${MIGRATION_METHODS.join(', ')}`);
+  if (!isOneOf(METHODS, v)) throw usage(`--migration-method: "${raw}" is not one of ${MIGRATION_METHODS.join(', ')}`);
   return v;
 }
 

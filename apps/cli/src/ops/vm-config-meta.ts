@@ -1,4 +1,4 @@
-import { codec, DOMAIN_TAG_KEYS, paths, type WritePair, type ZkClient } from '@pvc/zk';
+import { domainKeys, pair, readKey, tagKeys, type WritePair, type ZkClient } from '@pvc/zk';
 import { refused, usage } from '../errors.js';
 import type { VmRef } from '../lookup.js';
 import { parseLimitOption, parseMethodOption, parsePositiveInt, parseSelectorOption, parseTagName } from './vm-config-guards.js';
@@ -25,21 +25,21 @@ export interface MetaChange {
  * writes `None`. Values are encoded as the original stores them (§1.3).
  */
 export async function setMeta(zk: ZkClient, ref: VmRef, o: MetaOptions): Promise<MetaChange[]> {
-  const d = paths.domain(ref.uuid);
+  const d = domainKeys(ref.uuid);
   const pairs: WritePair[] = [];
-  if (o.nodeLimit !== undefined) pairs.push([d.nodeLimit, codec.commaList.encode(await parseLimitOption(zk, o.nodeLimit))]);
-  if (o.nodeSelector !== undefined) pairs.push([d.nodeSelector, parseSelectorOption(o.nodeSelector)]);
-  if (o.autostart !== undefined) pairs.push([d.nodeAutostart, codec.bool.encode(o.autostart)]);
-  if (o.migrationMethod !== undefined) pairs.push([d.migrationMethod, parseMethodOption(o.migrationMethod)]);
+  if (o.nodeLimit !== undefined) pairs.push(pair(d.nodeLimit, await parseLimitOption(zk, o.nodeLimit)));
+  if (o.nodeSelector !== undefined) pairs.push(pair(d.nodeSelector, parseSelectorOption(o.nodeSelector)));
+  if (o.autostart !== undefined) pairs.push(pair(d.nodeAutostart, o.autostart));
+  if (o.migrationMethod !== undefined) pairs.push(pair(d.migrationMethod, parseMethodOption(o.migrationMethod)));
   if (o.migrationMaxDowntime !== undefined) {
-    pairs.push([d.migrationMaxDowntime, codec.int.encode(parsePositiveInt(o.migrationMaxDowntime, '--migration-max-downtime'))]);
+    pairs.push(pair(d.migrationMaxDowntime, parsePositiveInt(o.migrationMaxDowntime, '--migration-max-downtime')));
   }
-  if (o.profile !== undefined) pairs.push([d.profile, codec.nullable(codec.text).encode(o.profile === '' ? null : o.profile)]);
+  if (o.profile !== undefined) pairs.push(pair(d.profile, o.profile === '' ? null : o.profile));
   if (pairs.length === 0) {
     throw usage('vm meta: give at least one of --node-limit, --node-selector, --autostart/--no-autostart, --migration-method, --migration-max-downtime, --profile');
   }
   await zk.write(pairs);
-  return pairs.map(([key, value]) => ({ key: key.slice(d.root.length + 1), value }));
+  return pairs.map(([key, value]) => ({ key: key.slice(d.root.path.length + 1), value }));
 }
 
 /**
@@ -48,14 +48,14 @@ export async function setMeta(zk: ZkClient, ref: VmRef, o: MetaOptions): Promise
  */
 export async function addTag(zk: ZkClient, ref: VmRef, rawTag: string, isProtected: boolean): Promise<'added' | 'updated'> {
   const tag = parseTagName(rawTag);
-  const d = paths.domain(ref.uuid);
-  const t = d.tag(tag);
-  const existed = (await zk.exists(t.root)) !== undefined;
+  const tags = domainKeys(ref.uuid).tags;
+  const t = tagKeys(ref.uuid, tag);
+  const existed = (await zk.exists(t.root.path)) !== undefined;
   const pairs: WritePair[] = [
-    ...((await zk.exists(d.tags)) === undefined ? [[d.tags, ''] as const] : []),
-    [t.root, tag],
-    [`${t.root}/${DOMAIN_TAG_KEYS.type}`, 'user'],
-    [t.protected, codec.bool.encode(isProtected)],
+    ...((await zk.exists(tags.path)) === undefined ? [pair(tags, '')] : []),
+    pair(t.root, tag),
+    pair(t.type, 'user'),
+    pair(t.protected, isProtected),
   ];
   await zk.write(pairs);
   return existed ? 'updated' : 'added';
@@ -68,10 +68,10 @@ export async function addTag(zk: ZkClient, ref: VmRef, rawTag: string, isProtect
  */
 export async function removeTag(zk: ZkClient, ref: VmRef, rawTag: string, force: boolean): Promise<void> {
   const tag = parseTagName(rawTag);
-  const t = paths.domain(ref.uuid).tag(tag);
-  if ((await zk.exists(t.root)) === undefined) throw refused(`VM ${ref.name} has no tag "${tag}"`);
-  if (!force && (await zk.read(t.protected)) === 'True') {
+  const t = tagKeys(ref.uuid, tag);
+  if ((await zk.exists(t.root.path)) === undefined) throw refused(`VM ${ref.name} has no tag "${tag}"`);
+  if (!force && (await readKey(zk, t.protected))) {
     throw refused(`tag "${tag}" of VM ${ref.name} is protected: add --force to remove it`);
   }
-  await zk.delete(t.root);
+  await zk.delete(t.root.path);
 }

@@ -1,4 +1,4 @@
-import { paths } from '@pvc/zk';
+import { domainKeys, pair } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import type { VmRef } from '../lookup.js';
 import { waitUntil } from '../wait.js';
@@ -27,9 +27,9 @@ export async function undefineVm(ctx: CliContext, ref: VmRef, waitS: number): Pr
     });
     steps.push(`VM "${ref.name}" is no longer listed running on ${before.runningOn.join(', ')}`);
   }
-  const d = paths.domain(ref.uuid);
-  await zk.write([[d.state, 'delete']]);
-  await zk.delete(d.root);
+  const d = domainKeys(ref.uuid);
+  await zk.write([pair(d.state, 'delete')]);
+  await zk.delete(d.root.path);
   steps.push(`Undefined VM "${ref.name}" (${ref.uuid})`);
   return steps;
 }

@@ -1,5 +1,7 @@
 import { selectTarget, type NodeFacts } from '@pvc/placement';
-import { newDomainObject, paths, readAllNodeFigures, type DomainTag, type NodeFigures, type ObjectDefinition, type ZkClient } from '@pvc/zk';
+import {
+  clusterKeys, domainKeys, newDomainObject, readAllNodeFigures, readKey, type DomainTag, type NodeFigures, type ObjectDefinition, type VmSelector, type ZkClient,
+} from '@pvc/zk';
 import { refused } from '../errors.js';
 import { parseDomainXml, serializeDomain, withUuid, type DomainXml } from './domain-xml.js';
 import {
@@ -76,7 +78,7 @@ export async function defineVm(zk: ZkClient, text: string, source: string, o: De
   try {
     await zk.createObject(plan.object.root, plan.object.entries);
   } catch (err) {
-    if ((await zk.exists(paths.domain(plan.result.uuid).root)) !== undefined) {
+    if ((await zk.exists(domainKeys(plan.result.uuid).root.path)) !== undefined) {
       throw refused(`UUID ${plan.result.uuid} was defined by someone else meanwhile; nothing written`);
     }
     throw err;
@@ -111,13 +113,13 @@ function givenTarget(dx: DomainXml, nodes: readonly NodeFigures[], target: strin
  * No `--target`: placement over every node (none is "current"), with nodes that fail the size
  * guards excluded; when none is eligible the refusal carries each node's reason.
  */
-async function placeNew(zk: ZkClient, dx: DomainXml, nodes: readonly NodeFigures[], selector: string, limit: readonly string[]): Promise<Where> {
+async function placeNew(zk: ZkClient, dx: DomainXml, nodes: readonly NodeFigures[], selector: VmSelector, limit: readonly string[]): Promise<Where> {
   const tooBig = new Map<string, string>();
   for (const n of nodes) {
     const why = whyTooBig(n, dx.memoryMiB, dx.vcpus);
     if (why !== null) tooBig.set(n.name, why);
   }
-  const clusterSelector = (await zk.read(paths.config.migrationTargetSelector)) ?? 'mem';
+  const clusterSelector = await readKey(zk, clusterKeys.migrationTargetSelector);
   const r = selectTarget({
     vm: { name: dx.name, memoryMiB: dx.memoryMiB, vcpus: dx.vcpus, currentNode: '', selector, nodeLimit: limit },
     nodes: nodes as readonly NodeFacts[], clusterSelector, exclude: [...tooBig.keys()],

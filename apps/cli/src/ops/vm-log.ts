@@ -1,4 +1,4 @@
-import { paths } from '@pvc/zk';
+import { domainKeys, readKey, watchKey } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import type { VmRef } from '../lookup.js';
 import type { Format } from '../output.js';
@@ -32,8 +32,8 @@ export function newLines(before: readonly string[], now: readonly string[]): str
  */
 export async function showVmLog(ctx: CliContext, ref: VmRef, lines: number, follow: boolean, format: Format): Promise<void> {
   const { zk } = await ctx.cluster();
-  const key = paths.domain(ref.uuid).consoleLog;
-  let shown = logLines((await zk.read(key)) ?? '');
+  const key = domainKeys(ref.uuid).consoleLog;
+  let shown = logLines(await readKey(zk, key));
   const tail = shown.slice(Math.max(0, shown.length - lines));
   if (format === 'json') return ctx.output.json({ name: ref.name, uuid: ref.uuid, lines: tail });
   for (const l of tail) ctx.output.line(l);
@@ -50,14 +50,14 @@ export async function showVmLog(ctx: CliContext, ref: VmRef, lines: number, foll
       resolve();
     };
     signal?.addEventListener('abort', finish, { once: true });
-    sub.stop = zk.watchData(key, (snap) => {
+    sub.stop = watchKey(zk, key, (text) => {
       if (done) return;
-      if (snap === undefined) {
+      if (text === undefined) {
         ctx.output.note(`VM "${ref.name}" was removed`);
         finish();
         return;
       }
-      const now = logLines(snap.data);
+      const now = logLines(text);
       for (const l of newLines(shown, now)) ctx.output.line(l);
       shown = now;
     });

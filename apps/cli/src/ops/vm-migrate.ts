@@ -1,10 +1,12 @@
-import { parseNodeLimit, selectTarget, type NodeFacts } from '@pvc/placement';
-import { paths, readAllNodeFigures, type WritePair, type ZkClient } from '@pvc/zk';
+import { selectTarget, type NodeFacts } from '@pvc/placement';
+import {
+  clusterKeys, domainKeys, domainXmlFacts, pair, readAllNodeFigures, readKeys, type Selector, type VmSelector, type VmState, type WritePair,
+  type ZkClient,
+} from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { refused } from '../errors.js';
 import { findNode, type VmRef } from '../lookup.js';
 import { waitUntil, type WaitStep } from '../wait.js';
-import { parseDomainXml } from './domain-xml.js';
 import { describeStatus, LOCK_TIMEOUT_S, readVmStatus, withStateLock, type VmStatus } from './vm-status.js';
 
 /** `pvc vm migrate|move|unmigrate`. */
@@ -23,7 +25,7 @@ export interface MigrateOptions {
 
 /** The keys one migration command writes (in one transaction), and what it means. */
 export interface MigratePlan {
-  state: string;
+  state: VmState;
   node: string;
   lastNode: string;
   /** True when the VM runs and the node daemons will move it (state migrate*). */
@@ -33,7 +35,8 @@ export interface MigratePlan {
 /** The VM's keys a plan is made from. */
 export interface MigrateFacts {
   name: string;
-  state: string;
+  /** `''` = empty or unreadable. */
+  state: VmState | '';
   node: string;
   lastNode: string;
 }
@@ -48,6 +51,7 @@ export interface MigrateFacts {
  */
 export function planMigration(vm: MigrateFacts, action: MigrateAction, target: string, o: { force?: boolean; forceLive?: boolean }): MigratePlan {
   const live = vm.state === 'start';
+  if (vm.state === '') throw refused(`cannot ${action} VM "${vm.name}": its state is empty or unreadable (set one first, e.g. "pvc vm stop")`);
   const state = live ? (action === 'migrate' && o.forceLive ? 'migrate-live' : 'migrate') : vm.state;
   if (action === 'unmigrate') return { state, node: target, lastNode: '', live };
   if (action === 'move') return { state, node: target, lastNode: '', live };
@@ -66,25 +70,25 @@ function alreadyMigrated(vm: MigrateFacts): Error {
 interface VmPlacementFacts {
   memoryMiB: number;
   vcpus: number;
-  selector: string;
+  selector: VmSelector;
   nodeLimit: string[];
-  clusterSelector: string;
+  clusterSelector: Selector;
   nodes: NodeFacts[];
 }
 
+/**
+ * The VM's size (from its stored XML, read as vmd and keepaliled read it: `domainXmlFacts`), its
+ * selector and node limit, the cluster's selector and every node's figures. A VM whose memory
+ * size cannot be read from its XML is refused rather than placed by a guess.
+ */
 async function readPlacementFacts(zk: ZkClient, ref: VmRef): Promise<VmPlacementFacts> {
-  const d = paths.domain(ref.uuid);
-  const [xml, selector, limit, clusterSelector] = await Promise.all([d.xml, d.nodeSelector, d.nodeLimit, paths.config.migrationTargetSelector].map((p) => zk.read(p)));
-  let parsed;
-  try {
-    parsed = parseDomainXml(xml ?? '', d.xml);
-  } catch (err) {
-    throw refused(`cannot place VM "${ref.name}": its stored XML does not parse (${err instanceof Error ? err.message : String(err)})`);
+  const d = domainKeys(ref.uuid);
+  const [xml, selector, nodeLimit, clusterSelector] = await readKeys(zk, [d.xml, d.nodeSelector, d.nodeLimit, clusterKeys.migrationTargetSelector]);
+  const size = domainXmlFacts(xml);
+  if (size.memoryMiB === undefined) {
+    throw refused(`cannot place VM "${ref.name}": its stored XML (${d.xml.path}) has no readable <memory>`);
   }
-  return {
-    memoryMiB: parsed.memoryMiB, vcpus: parsed.vcpus, selector: selector ?? '', nodeLimit: parseNodeLimit(limit),
-    clusterSelector: clusterSelector ?? '', nodes: await readAllNodeFigures(zk),
-  };
+  return { memoryMiB: size.memoryMiB, vcpus: size.vcpus ?? 1, selector, nodeLimit, clusterSelector, nodes: await readAllNodeFigures(zk) };
 }
 
 /**
@@ -140,13 +144,13 @@ export function migrateWaitStep(p: MigratePlan, s: VmStatus): WaitStep {
  */
 export async function migrateVm(ctx: CliContext, ref: VmRef, action: MigrateAction, o: MigrateOptions): Promise<string> {
   const { zk } = await ctx.cluster();
-  const d = paths.domain(ref.uuid);
+  const d = domainKeys(ref.uuid);
   const result = await withStateLock(ctx, zk, ref, o.waitS ?? LOCK_TIMEOUT_S, async () => {
     const s = await readVmStatus(zk, ref);
     const p = await plan(zk, ref, s, action, o);
     const pairs: WritePair[] = p === 'clear-lastnode'
-      ? [[d.lastNode, '']]
-      : [[d.state, p.state], [d.node, p.node], [d.lastNode, p.lastNode]];
+      ? [pair(d.lastNode, '')]
+      : [pair(d.state, p.state), pair(d.node, p.node), pair(d.lastNode, p.lastNode)];
     await zk.write(pairs);
     return { p, from: s.node };
   });

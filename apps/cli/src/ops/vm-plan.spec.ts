@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { planStateChange, waitStep } from './vm-state.js';
-import { migrateWaitStep, planMigration } from './vm-migrate.js';
+import type { VmState } from '@pvc/zk';
+import { migrateWaitStep, planMigration, type MigrateFacts, type MigratePlan } from './vm-migrate.js';
+import type { VmStatus } from './vm-status.js';
 
-const status = (state: string, node = 'hv1', runningOn: string[] = [], failedReason = '') => ({ state, node, lastNode: '', failedReason, runningOn });
+const status = (state: VmState | '', node = 'hv1', runningOn: string[] = [], failedReason = ''): VmStatus => ({ state, node, lastNode: '', failedReason, runningOn });
 
 describe('planStateChange', () => {
   it('guards of §5.5', () => {
@@ -29,7 +31,7 @@ describe('planStateChange', () => {
 });
 
 describe('planMigration', () => {
-  const vm = { name: 'x', state: 'start', node: 'hv1', lastNode: '' };
+  const vm: MigrateFacts = { name: 'x', state: 'start', node: 'hv1', lastNode: '' };
   it('writes the keys vmd expects', () => {
     assert.deepEqual(planMigration(vm, 'migrate', 'hv2', {}), { state: 'migrate', node: 'hv2', lastNode: 'hv1', live: true });
     assert.deepEqual(planMigration(vm, 'migrate', 'hv2', { forceLive: true }), { state: 'migrate-live', node: 'hv2', lastNode: 'hv1', live: true });
@@ -38,8 +40,12 @@ describe('planMigration', () => {
     assert.throws(() => planMigration({ ...vm, node: 'hv2', lastNode: 'hv1' }, 'migrate', 'hv3', {}), /already migrated \(from hv1\)/);
   });
 
+  it('refuses a VM whose state is empty or unreadable (nothing to keep)', () => {
+    assert.throws(() => planMigration({ ...vm, state: '' }, 'move', 'hv2', {}), /its state is empty or unreadable/);
+  });
+
   it('wait: an abort back to the source is a failure with its reason', () => {
-    const p = { state: 'migrate', node: 'hv2', lastNode: 'hv1', live: true };
+    const p: MigratePlan = { state: 'migrate', node: 'hv2', lastNode: 'hv1', live: true };
     assert.equal(migrateWaitStep(p, status('migrate', 'hv2', ['hv1'])).done, false);
     assert.equal(migrateWaitStep(p, status('start', 'hv2', ['hv2'])).done, true);
     assert.equal(migrateWaitStep(p, status('start', 'hv1', ['hv1'], 'Migration to hv2 failed: x')).failed, 'Migration to hv2 failed: x');

@@ -1,4 +1,4 @@
-import { paths, type ZkClient } from '@pvc/zk';
+import { domainKeys, pair, type VmState, type ZkClient } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { refused } from '../errors.js';
 import type { VmRef } from '../lookup.js';
@@ -80,8 +80,8 @@ export function waitStep(action: StateAction, s: VmStatus): WaitStep {
   }
 }
 
-async function writeState(zk: ZkClient, ref: VmRef, state: string): Promise<void> {
-  await zk.write([[paths.domain(ref.uuid).state, state]]);
+async function writeState(zk: ZkClient, ref: VmRef, state: VmState): Promise<void> {
+  await zk.write([pair(domainKeys(ref.uuid).state, state)]);
 }
 
 /** disable: [shutdown|stop], wait until stopped (lock released meanwhile), then `disable` if still `stop`. */

@@ -1,4 +1,4 @@
-import { codec, createLock, locks, paths, type ZkClient } from '@pvc/zk';
+import { createLock, domainKeys, locks, nodeKeys, readKey, readKeyIfExists, readKeys, type VmState, type ZkClient } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { refused } from '../errors.js';
 import type { VmRef } from '../lookup.js';
@@ -9,7 +9,8 @@ import { listNodes } from '../lookup.js';
  * (the nodes whose `runningdomains` list it; keepaliled rewrites that list at every keepalive).
  */
 export interface VmStatus {
-  state: string;
+  /** `''` when empty or not a VM state. */
+  state: VmState | '';
   node: string;
   lastNode: string;
   failedReason: string;
@@ -17,19 +18,27 @@ export interface VmStatus {
   runningOn: string[];
 }
 
-/** Reads a VM's state keys and the nodes it runs on. A vanished VM is an error (exit 1). */
+/**
+ * Reads a VM's state keys and the nodes it runs on. A vanished VM is an error (exit 1). A state
+ * that is empty or not one of the original's reads as `''` (unknown; a bad value is a
+ * `pvc: warning` line naming it): the planners then allow only what needs no known state.
+ */
 export async function readVmStatus(zk: ZkClient, ref: VmRef): Promise<VmStatus> {
-  const d = paths.domain(ref.uuid);
-  const [state, node, lastNode, failedReason] = await Promise.all([d.state, d.node, d.lastNode, d.failedReason].map((p) => zk.read(p)));
-  if (state === undefined) throw refused(`VM "${ref.name}" (${ref.uuid}) disappeared, or has no state key`);
-  return { state, node: node ?? '', lastNode: lastNode ?? '', failedReason: failedReason ?? '', runningOn: await runningOnNodes(zk, ref.uuid) };
+  const d = domainKeys(ref.uuid);
+  const [state, [node, lastNode, failedReason]] = await Promise.all([
+    readKeyIfExists(zk, d.state), readKeys(zk, [d.node, d.lastNode, d.failedReason]),
+  ]);
+  if (state === undefined && (await zk.exists(d.state.path)) === undefined) {
+    throw refused(`VM "${ref.name}" (${ref.uuid}) disappeared, or has no state key`);
+  }
+  return { state: state ?? '', node, lastNode, failedReason, runningOn: await runningOnNodes(zk, ref.uuid) };
 }
 
 /** The nodes whose `runningdomains` list the VM, sorted. */
 export async function runningOnNodes(zk: ZkClient, uuid: string): Promise<string[]> {
   const nodes = await listNodes(zk);
-  const lists = await Promise.all(nodes.map((n) => zk.read(paths.node(n).runningDomains)));
-  return nodes.filter((_, i) => codec.runningDomains.decode(lists[i] ?? '', '').includes(uuid));
+  const lists = await Promise.all(nodes.map((n) => readKey(zk, nodeKeys(n).runningDomains)));
+  return nodes.filter((_, i) => (lists[i] ?? []).includes(uuid));
 }
 
 /** One line about a status for `--wait` progress, e.g. `shutdown, node hv1, running on hv1`. */

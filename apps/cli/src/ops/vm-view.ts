@@ -1,4 +1,5 @@
-import { paths, type ZkClient } from '@pvc/zk';
+import { domainKeys, readKeys, type ZkClient } from '@pvc/zk';
+import { Problems } from '../problems.js';
 import type { CliContext } from '../context.js';
 import type { VmRef } from '../lookup.js';
 import { stateStyle, type Column, type Format } from '../output.js';
@@ -76,17 +77,13 @@ export interface VmStatsSummary {
   raw: Record<string, unknown>;
 }
 
-/** Parses `stats`: "" → null; bad JSON or a non-object → null with a problem. */
-export function parseStats(text: string, key: string, problems: string[]): VmStatsSummary | null {
-  if (text.trim() === '') return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    problems.push(`${key}: not JSON (${JSON.stringify(text.slice(0, 40))})`);
-    return null;
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+/**
+ * The parts of the decoded `stats` JSON that `vm info` shows: null (never written, or not JSON:
+ * the key reader reported that) → null; a JSON value that is not an object → null with a problem.
+ */
+export function summariseStats(v: unknown, key: string, problems: string[]): VmStatsSummary | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'object' || Array.isArray(v)) {
     problems.push(`${key}: expected a JSON object`);
     return null;
   }
@@ -109,13 +106,12 @@ export interface VmInfo extends VmSummary {
 
 /** Reads one VM for `vm info`. */
 export async function readVmInfo(zk: ZkClient, ref: VmRef): Promise<VmInfo> {
-  const d = paths.domain(ref.uuid);
-  const [summary, runningOn, stats, consoleLog] = await Promise.all([readVmSummary(zk, ref), runningOnNodes(zk, ref.uuid), zk.read(d.stats), zk.read(d.consoleLog)]);
-  const problems = [...summary.problems];
-  if ((await zk.exists(d.state)) === undefined) problems.push(`${d.state} is missing`);
-  const log = consoleLog ?? '';
+  const d = domainKeys(ref.uuid);
+  const p = new Problems();
+  const [summary, runningOn, [stats, log]] = await Promise.all([readVmSummary(zk, ref), runningOnNodes(zk, ref.uuid), readKeys(zk, [d.stats, d.consoleLog], p.opts)]);
+  const problems = [...summary.problems, ...p.list];
   return {
-    ...summary, problems, runningOn, stats: parseStats(stats ?? '', d.stats, problems),
+    ...summary, problems, runningOn, stats: summariseStats(stats, d.stats.path, problems),
     consoleLogLines: log === '' ? 0 : log.replace(/\n$/, '').split('\n').length,
   };
 }
@@ -146,7 +142,7 @@ export async function showVmInfo(ctx: CliContext, ref: VmRef, format: Format, lo
       ['CPU time', s.cpuTimeS === null ? '-' : `${s.cpuTimeS} s`]);
   }
   if (long) {
-    pairs.push(['Max downtime', vm.migrationMaxDowntimeMs === null ? '-' : `${vm.migrationMaxDowntimeMs} ms`],
+    pairs.push(['Max downtime', `${vm.migrationMaxDowntimeMs} ms`],
       ['Profile', dash(vm.profile)], ['MACs', dash(vm.macs.join(', '))],
       ['RBD volumes', dash(vm.rbdList.join(', '))], ['Console log', `${vm.consoleLogLines} lines`]);
     if (vm.stats) pairs.push(['Stats', JSON.stringify(vm.stats.raw)]);
