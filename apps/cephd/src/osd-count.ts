@@ -2,9 +2,9 @@
  * How many OSDs live on this node: the children of `/ceph/osds` whose `node` key names us.
  */
 import { describeError, type Logger } from '@pvc/runtime';
-import { isZkError, paths, type ZkClient } from '@pvc/zk';
+import { isZkError, osdKeys, paths, readKey, type KeySpec, type ZkClient } from '@pvc/zk';
 
-/** Reads `/ceph/osds/*\/node` and counts those equal to `node`. Throws when Zookeeper fails. */
+/** Reads `/ceph/osds/*\/node` (through the key table) and counts those equal to `node`. Throws when Zookeeper fails. */
 export async function countLocalOsds(zk: ZkClient, node: string, timeoutMs: number, logger: Logger): Promise<number> {
   let ids: string[];
   try {
@@ -15,14 +15,14 @@ export async function countLocalOsds(zk: ZkClient, node: string, timeoutMs: numb
   }
   const owners = await Promise.all(
     ids.map(async (id) => {
-      let path: string;
+      let spec: KeySpec<string>;
       try {
-        path = paths.ceph.osd(id).node;
+        spec = osdKeys(id).node;
       } catch (err) {
         logger.warn({ osd: id, err: describeError(err) }, 'ignoring a malformed OSD entry');
         return undefined;
       }
-      return zk.read(path, { timeoutMs });
+      return readKey(zk, spec, { timeoutMs, logger });
     }),
   );
   return owners.filter((o) => o === node).length;

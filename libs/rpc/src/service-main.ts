@@ -4,6 +4,7 @@ import { createServiceLogging, createShutdown, describeError, realClock, type Lo
 import { startLocalServer, type LocalServer } from './server.js';
 import { socketPath, type ServiceName } from './sockets.js';
 import { serviceZkLog, type ZkNodeLog } from './zk-log.js';
+import { setBadValueLogger } from '@pvc/zk';
 import type * as grpc from '@grpc/grpc-js';
 
 /** What a service's own code receives once the common start-up has succeeded. */
@@ -142,11 +143,14 @@ export async function serviceMain(opts: ServiceMainOptions): Promise<number> {
   if (!config) return 2;
   const installHandlers = opts.installSignalHandlers ?? true;
   const logs = startLogging(opts.service, config, installHandlers);
+  // Every service reads ZK values through the key table: a bad value is logged once, here.
+  setBadValueLogger(logs.logging.logger.child({ component: 'zk-values' }));
   const shutdown = createShutdown(installHandlers);
   opts.onShutdownReady?.(shutdown);
   try {
     return await runWithServer(opts, config, { logger: logs.logging.logger, zkLog: logs.zkLog }, shutdown, flags.own);
   } finally {
+    setBadValueLogger(undefined);
     logs.stop();
   }
 }

@@ -7,7 +7,8 @@ import type { SystemServices } from '../host/system-services.js';
 import type { RunOptions } from '../options.js';
 import { bringUpDependentServices, planDependentServices } from './coordinator-services.js';
 import { ensureDirectories, type MakeDirectory } from './directories.js';
-import { registerNode, type RegistrationOutcome } from './registration.js';
+import { clusterSchemaVersion, registerNode, type RegistrationOutcome } from './registration.js';
+import { fillUnderSchemaLock } from './schema-fill.js';
 
 /** Everything the bring-up sequence acts through. */
 export interface BringUpDeps {
@@ -24,6 +25,8 @@ export interface BringUpDeps {
   readonly pvcVersion: string;
   /** Pause before starting over after a failure that was quick (not the bounded ZK wait). */
   readonly retryPauseMs: number;
+  /** Bound of the wait for the schema lock before the fill of missing keys (default 30 s). */
+  readonly schemaLockTimeoutMs?: number;
   readonly signal: AbortSignal;
 }
 
@@ -39,7 +42,11 @@ async function connectBounded(d: BringUpDeps): Promise<ZkClient> {
   return d.connectZk(d.options.zkTimeoutMs, d.signal);
 }
 
-/** One pass from the top: directories, host networking, dependent services, ZK, registration. */
+/**
+ * One pass from the top: directories, host networking, dependent services, ZK, the schema check
+ * and fill of missing keys (under the schema lock, before registration, as the original's steps
+ * 5–9), registration.
+ */
 async function oneRound(d: BringUpDeps): Promise<Omit<BringUpResult, 'rounds'>> {
   await ensureDirectories(d.config, d.makeDirectory, d.logger);
   await setupHostNetworking(d.config, d.sysctl, d.logger.child({ component: 'hostnet' }));
@@ -54,8 +61,10 @@ async function oneRound(d: BringUpDeps): Promise<Omit<BringUpResult, 'rounds'>> 
   });
   const zk = await connectBounded(d);
   try {
+    const schema = await clusterSchemaVersion(zk);
+    await fillUnderSchemaLock(zk, { clock: d.clock, logger: d.logger, signal: d.signal, ...(d.schemaLockTimeoutMs !== undefined ? { timeoutMs: d.schemaLockTimeoutMs } : {}) });
     const staticData = await d.hostFacts();
-    const registration = await registerNode(zk, { config: d.config, staticData, pvcVersion: d.pvcVersion, clock: d.clock, logger: d.logger });
+    const registration = await registerNode(zk, { config: d.config, staticData, pvcVersion: d.pvcVersion, clock: d.clock, logger: d.logger }, schema);
     return { zk, registration };
   } catch (err) {
     await zk.close();
