@@ -1,36 +1,12 @@
 /**
- * The state vocabularies keepaliled reads and writes (pvc-inventory §2.3), and the typed events it
- * reports. Values read from ZK are text that may hold anything; parsers return `undefined` for an
- * unknown value so callers can log the key and skip.
+ * What keepaliled reports as it works. The state vocabularies it reads and writes (daemon, router
+ * and node-domain states, pvc-inventory §2.3) are schema v15's, shared by every service: they
+ * live in `@pvc/zk` (`vocab.ts`), and every value is read through the key table's codecs, so an
+ * unknown stored state is logged once with its key and reads as `undefined` (never acted on).
  *
  * @module
  */
-
-/** `/nodes/<n>/daemonstate`. */
-export type DaemonState = 'init' | 'run' | 'shutdown' | 'stop' | 'dead' | 'fenced';
-/** `/nodes/<n>/routerstate`. */
-export type RouterState = 'client' | 'secondary' | 'takeover' | 'primary' | 'relinquish';
-/** `/nodes/<n>/domainstate`. */
-export type DomainState = 'ready' | 'flush' | 'flushed' | 'unflush' | 'fence-flush';
-
-const DAEMON_STATES: readonly string[] = ['init', 'run', 'shutdown', 'stop', 'dead', 'fenced'];
-const ROUTER_STATES: readonly string[] = ['client', 'secondary', 'takeover', 'primary', 'relinquish'];
-const DOMAIN_STATES: readonly string[] = ['ready', 'flush', 'flushed', 'unflush', 'fence-flush'];
-
-/** Parses a daemon state; undefined when ZK holds something else. */
-export function parseDaemonState(raw: string | undefined): DaemonState | undefined {
-  return raw !== undefined && DAEMON_STATES.includes(raw) ? (raw as DaemonState) : undefined;
-}
-
-/** Parses a router state; undefined when ZK holds something else. */
-export function parseRouterState(raw: string | undefined): RouterState | undefined {
-  return raw !== undefined && ROUTER_STATES.includes(raw) ? (raw as RouterState) : undefined;
-}
-
-/** Parses a node domain state; undefined when ZK holds something else. */
-export function parseDomainState(raw: string | undefined): DomainState | undefined {
-  return raw !== undefined && DOMAIN_STATES.includes(raw) ? (raw as DomainState) : undefined;
-}
+import type { DaemonState, RouterState } from '@pvc/zk';
 
 /**
  * What keepaliled reports as it works, in order. The simulator turns these into its deterministic

@@ -2,7 +2,7 @@ import type { Config } from '@pvc/config';
 import type { Clock, Logger } from '@pvc/runtime';
 import { describeError } from '@pvc/runtime';
 import type { KeepaliveState } from '@pvc/rpc';
-import { paths, type ZkClient } from '@pvc/zk';
+import type { ZkClient } from '@pvc/zk';
 import type { Ipmi } from '@pvc/ipmi';
 import { pluginDetailLine, type HealthSummary } from './health/index.js';
 import type { EventSink, KeepalivedEvent } from './model.js';
@@ -13,6 +13,8 @@ import { LivenessTracker } from './fence/liveness.js';
 import { Fencer } from './fence/fencer.js';
 import { FenceMonitor } from './fence/monitor.js';
 import { PrimaryElection } from './primary/election.js';
+import { primaryConfigKeys } from './primary/config-keys.js';
+import { FaultReporter } from './faults/reporter.js';
 import { SuicideWatch } from './suicide.js';
 
 /** The health monitor as keepaliled uses it (see `health/`). */
@@ -61,6 +63,8 @@ export class Keepalived {
   readonly election: PrimaryElection | undefined;
   readonly liveness: LivenessTracker | undefined;
   readonly monitor: FenceMonitor | undefined;
+  /** Cluster faults (`/faults`), written while this node is the primary coordinator. */
+  readonly faults: FaultReporter | undefined;
   readonly suicide: SuicideWatch;
   private readonly emit: EventSink;
 
@@ -101,7 +105,10 @@ export class Keepalived {
       self: config.node, coordinators: config.cluster.coordinators, zk, clock, logger: logger.child({ component: 'primary' }),
       events: this.emit, peers, mayContend: () => this.keepalive.currentDaemonState === 'run',
       silentForMs: (n) => this.liveness?.silentForMs(n), deadPrimaryGraceMs: (deps.zkSessionTimeoutMs ?? 10_000) + intervalMs,
-      primaryKeys: () => this.primaryKeys(),
+      primaryKeys: () => primaryConfigKeys(config),
+    });
+    this.faults = new FaultReporter({
+      zk, clock, logger: logger.child({ component: 'faults' }), intervalMs, isPrimary: () => this.election?.routerState === 'primary',
     });
   }
 
@@ -128,7 +135,7 @@ export class Keepalived {
       await this.deps.health.start();
       healthStarted = true;
     });
-    const loops = [this.keepalive.run(signal), this.suicide.run(signal), this.monitor?.run(signal), this.election?.run(signal)];
+    const loops = [this.keepalive.run(signal), this.suicide.run(signal), this.monitor?.run(signal), this.election?.run(signal), this.faults?.run(signal)];
     try {
       await Promise.all(loops);
     } finally {
@@ -137,14 +144,6 @@ export class Keepalived {
       if (healthStarted) await this.deps.health?.stop().catch(() => undefined);
       void health.catch((err: unknown) => this.deps.logger.error({ err: describeError(err) }, 'health plugins did not start'));
     }
-  }
-
-  private primaryKeys(): [string, string][] {
-    const { config } = this.deps;
-    const keys: [string, string][] = [[paths.config.migrationTargetSelector, config.system.migration.target_selector]];
-    const upstream = config.cluster.networks?.upstream.floating_ip;
-    if (upstream) keys.push([paths.config.upstreamIp, upstream.split('/')[0] ?? upstream]);
-    return keys;
   }
 
   private healthLogFields(): Record<string, unknown> {

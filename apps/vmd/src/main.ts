@@ -7,7 +7,7 @@
  */
 import { PVC_VERSION, createExec, realClock } from '@pvc/runtime';
 import { VMD, addRpcService, serviceMain } from '@pvc/rpc';
-import { connectZk, setBadValueLogger } from '@pvc/zk';
+import { connectZk } from '@pvc/zk';
 import { realConsoleFiles, virshLiveXml } from './console/index.js';
 import { createLibvirtHypervisor } from './host/libvirt-hypervisor.js';
 import { lateBoundVmdService } from './rpc/vmd-service.js';
@@ -25,7 +25,6 @@ process.exit(
     register: (server) => addRpcService(server, VMD, service.api),
     run: async ({ config, logger, shutdown, zkLog }) => {
       const clock = realClock;
-      setBadValueLogger(logger.child({ component: 'zk-values' }));
       const zkOpts = { hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock, logger: logger.child({ component: 'zk' }) };
       const zk = await connectUntilReady(() => connectZk(zkOpts, { signal: shutdown.signal, timeoutMs: 15_000 }), { signal: shutdown.signal, clock, logger });
       if (!zk) return;

@@ -14,6 +14,7 @@ export * from './keys.js';
 export * from './key-read.js';
 export * from './records.js';
 export * from './fill.js';
+export * from './faults.js';
 export { KazooLock, Lock, ReadLock, WriteLock, createLock } from './lock.js';
 export type { AcquireOptions, LockOptions, LostReason } from './lock.js';
 export { LOCK_RECIPES, findPredecessor, sortContenders } from './lock-naming.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { codec } from '@pvc/zk';
 import { pick } from '../commands/cluster-fault.js';
-import { byHealthImpact, byLastReported, clusterHealth, faultView, type StoredFault } from './faults.js';
+import { clusterHealth } from '@pvc/zk';
+import { byHealthImpact, byLastReported, faultView, type StoredFault } from './faults.js';
 
 const at = (text: string): number => codec.localTime.decode(text, 'test');
 

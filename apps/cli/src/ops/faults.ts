@@ -47,14 +47,6 @@ export function faultView(f: StoredFault, problems: readonly string[] = []): Fau
 }
 
 /**
- * Cluster health as the original's API computes it from the faults: 100 minus the deltas of the
- * faults not acknowledged, at least 0.
- */
-export function clusterHealth(faults: readonly Fault[]): number {
-  return Math.max(0, 100 - faults.filter((f) => f.status !== 'ack').reduce((s, f) => s + f.delta, 0));
-}
-
-/**
  * The order of the health messages (the original's): by delta, then by last report, both
  * descending (acknowledged faults, at 0, come last); then by ID. The stored time format sorts as text.
  */

@@ -1,6 +1,6 @@
-import { clusterKeys, readKeys, type ZkClient } from '@pvc/zk';
+import { clusterHealth, clusterKeys, readKeys, type ZkClient } from '@pvc/zk';
 import { Problems } from '../problems.js';
-import { byHealthImpact, clusterHealth, readFaults, type Fault } from './faults.js';
+import { byHealthImpact, readFaults, type Fault } from './faults.js';
 import { readAllNodes, readAllVms, type NodeSummary } from './read.js';
 
 /** What `pvc cluster status` shows. */

@@ -1,12 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '@pvc/runtime';
-import { paths } from '@pvc/zk';
+import { domainXmlFacts, paths, readAllNodeFigures, readNodeRecord, resetBadValueReports } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
-import { domainSize, readDomainsOn, readNode, readNodes } from './cluster-view.js';
+import { readDomainsOn } from './cluster-view.js';
 import { memoryLogger } from '../testing/fakes.js';
 import { seedBase, seedDomain, seedNode } from '../testing/cluster.js';
 
+// The fencer reads nodes and VMs through @pvc/zk's shared readers (readNodeRecord, readAllNodeFigures,
+// readVmFacts, domainXmlFacts); these tests pin what fencing and recovery rely on from them.
+const domainSize = domainXmlFacts;
 const mem = (inner: string): string => `<domain><name>vm1</name>${inner}<vcpu>2</vcpu></domain>`;
 
 test('domainSize: memory in KiB when no unit is given (libvirt default)', () => {
@@ -53,61 +56,63 @@ async function zkWithCluster(): Promise<{ zk: Awaited<ReturnType<FakeZkServer['c
   return { zk, clock };
 }
 
-test('readNode: states, IPMI details, running domains and figures of a node', async () => {
+test('readNodeRecord: states, IPMI details, running domains and figures of a node', async () => {
   const { zk, clock } = await zkWithCluster();
   await seedNode(zk, clock.now(), { name: 'hv1', mode: 'coordinator', runningDomains: ['u1', 'u2'], memFreeMiB: 1000, cpus: 16 });
   await zk.write([[paths.node('hv1').cpuLoad, '1.25']]);
   const { logger, lines } = memoryLogger();
-  const rec = await readNode(zk, logger, 'hv1');
+  const rec = await readNodeRecord(zk, 'hv1', logger);
   assert.ok(rec);
   assert.equal(rec.daemonState, 'run');
   assert.equal(rec.routerState, 'secondary');
   assert.equal(rec.daemonMode, 'coordinator');
   assert.deepEqual(rec.runningDomains, ['u1', 'u2']);
   assert.deepEqual(rec.ipmi, { host: 'hv1-bmc', user: 'admin', pass: 'secret-hv1' });
-  assert.equal(rec.facts.memFreeMiB, 1000);
-  assert.equal(rec.facts.cpuLoad, 1.25);
-  assert.equal(rec.facts.staticCpus, 16);
+  assert.equal(rec.figures.memFreeMiB, 1000);
+  assert.equal(rec.figures.cpuLoad, 1.25);
+  assert.equal(rec.figures.staticCpus, 16);
   assert.equal(lines.length, 0);
-  assert.equal(await readNode(zk, logger, 'nope'), undefined);
+  assert.equal(await readNodeRecord(zk, 'nope', logger), undefined);
 });
 
-test('readNode: garbage numbers read as 0 with one log line naming each key; "0" running list is empty', async () => {
+test('readNodeRecord: garbage figures and states read as their default with one log line naming each key; "0" running list is empty', async () => {
+  resetBadValueReports();
   const { zk, clock } = await zkWithCluster();
   await seedNode(zk, clock.now(), { name: 'hv2' });
   const k = paths.node('hv2');
-  await zk.write([[k.memFree, 'lots'], [k.cpuLoad, '1,5'], [k.vcpuAlloc, 'None'], [k.staticData, 'garbage'], [k.runningDomains, '0']]);
+  await zk.write([[k.memFree, 'lots'], [k.cpuLoad, '1,5'], [k.vcpuAlloc, 'None'], [k.staticData, 'garbage'], [k.runningDomains, '0'], [k.daemonState, 'zombie']]);
   const { logger, lines } = memoryLogger();
-  const rec = await readNode(zk, logger, 'hv2');
+  const rec = await readNodeRecord(zk, 'hv2', logger);
   assert.ok(rec);
-  assert.equal(rec.facts.memFreeMiB, 0);
-  assert.equal(rec.facts.cpuLoad, 0);
-  assert.equal(rec.facts.vcpuAlloc, 0);
-  assert.equal(rec.facts.memTotalMiB, 32_768, 'good figures are still read');
-  assert.equal(rec.facts.staticCpus, undefined);
+  assert.equal(rec.figures.memFreeMiB, 0);
+  assert.equal(rec.figures.cpuLoad, 0);
+  assert.equal(rec.figures.vcpuAlloc, 0);
+  assert.equal(rec.figures.memTotalMiB, 32_768, 'good figures are still read');
+  assert.equal(rec.figures.staticCpus, undefined);
   assert.deepEqual(rec.runningDomains, []);
-  const warned = lines.filter((l) => l.msg === 'not a number in ZK; using 0').map((l) => [l['key'], l['value']]);
-  assert.deepEqual(warned.sort(), [[k.cpuLoad, '1,5'], [k.memFree, 'lots'], [k.vcpuAlloc, 'None']].sort());
+  assert.equal(rec.daemonState, undefined, 'an unknown state is unknown: the fencer does not act on it');
+  const warned = lines.filter((l) => /^bad value in Zookeeper/.test(l.msg)).map((l) => [l['key'], l['value']]);
+  assert.deepEqual(warned.sort(), [[k.cpuLoad, '1,5'], [k.daemonState, 'zombie'], [k.memFree, 'lots'], [k.staticData, 'garbage'], [k.vcpuAlloc, 'None']].sort());
 });
 
-test('readNodes: every node under /nodes, sorted by name', async () => {
+test('readAllNodeFigures: every node under /nodes, sorted by name (the recovery\'s placement facts)', async () => {
   const { zk, clock } = await zkWithCluster();
   for (const name of ['hv3', 'hv1', 'hv2']) await seedNode(zk, clock.now(), { name });
   const { logger } = memoryLogger();
-  assert.deepEqual((await readNodes(zk, logger)).map((n) => n.name), ['hv1', 'hv2', 'hv3']);
+  assert.deepEqual((await readAllNodeFigures(zk, logger)).map((n) => n.name), ['hv1', 'hv2', 'hv3']);
 });
 
-test('readDomainsOn: only VMs whose node is the given node; RBD list parsed; unreadable XML logged and sized 1 MiB', async () => {
+test('readDomainsOn: only VMs whose node is the given node; RBD list and node limit as arrays (None dropped); unreadable XML logged and sized 1 MiB', async () => {
   const { zk } = await zkWithCluster();
-  await seedDomain(zk, { uuid: 'a1', name: 'web', node: 'hv1', memoryMiB: 2048, vcpus: 4, rbdList: ['vms/web_disk0', 'vms/web_disk1'] });
+  await seedDomain(zk, { uuid: 'a1', name: 'web', node: 'hv1', memoryMiB: 2048, vcpus: 4, rbdList: ['vms/web_disk0', 'vms/web_disk1'], nodeLimit: ['hv2', 'hv3'] });
   await seedDomain(zk, { uuid: 'b2', name: 'db', node: 'hv2' });
   await seedDomain(zk, { uuid: 'c3', name: 'broken', node: 'hv1', state: 'stop' });
-  await zk.write([[paths.domain('c3').xml, '<domain>no sizes</domain>']]);
+  await zk.write([[paths.domain('c3').xml, '<domain>no sizes</domain>'], [paths.domain('c3').rbdList, 'None'], [paths.domain('c3').nodeLimit, 'None']]);
   const { logger, lines } = memoryLogger();
   const vms = await readDomainsOn(zk, logger, 'hv1');
-  assert.deepEqual(vms.map((v) => [v.uuid, v.name, v.state, v.memoryMiB, v.vcpus, v.rbdList]), [
-    ['a1', 'web', 'start', 2048, 4, ['vms/web_disk0', 'vms/web_disk1']],
-    ['c3', 'c3', 'stop', 1, 1, []],
+  assert.deepEqual(vms.map((v) => [v.uuid, v.name, v.state, v.memoryMiB, v.vcpus, v.rbdList, v.nodeLimit]), [
+    ['a1', 'web', 'start', 2048, 4, ['vms/web_disk0', 'vms/web_disk1'], ['hv2', 'hv3']],
+    ['c3', 'broken', 'stop', 1, 1, [], []],
   ]);
   const warn = lines.find((l) => /cannot read the memory size/.test(l.msg));
   assert.equal(warn?.['key'], paths.domain('c3').xml);

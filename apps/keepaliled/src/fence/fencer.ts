@@ -1,10 +1,13 @@
 import type { Clock } from '@pvc/runtime';
 import { describeError } from '@pvc/runtime';
-import { createLock, isZkError, locks, paths, type WritePair } from '@pvc/zk';
+import {
+  clusterKeys, createLock, isZkError, locks, nodeKeys, pair, readKey, readKeyWithStat, readNodeRecord,
+  type NodeDomainState, type NodeRecord, type WritePair,
+} from '@pvc/zk';
 import { fenceIpmi, type FenceIpmiOptions, type FenceResult, type Ipmi } from '@pvc/ipmi';
 import type { LivenessTracker } from './liveness.js';
-import { readNode, type NodeRecord } from './cluster-view.js';
 import { recoverVms, type RecoveryDeps } from './recovery.js';
+import { setOp } from './set-op.js';
 
 /** Fencing settings (`system.fencing`), in ms. */
 export interface FenceSettings {
@@ -29,10 +32,12 @@ export interface FencerDeps extends RecoveryDeps {
 
 /** Resource keys zeroed once a node's VMs are gone (the original's post-fence reset). */
 function zeroKeys(node: string): WritePair[] {
-  const k = paths.node(node);
+  const k = nodeKeys(node);
   return [
-    [k.runningDomains, '0'], [k.domainsCount, '0'], [k.cpuLoad, '0.0'], [k.vcpuAlloc, '0'],
-    [k.memAlloc, '0'], [k.memProv, '0'], [k.memUsed, '0'], [k.memFree, '0'], [k.monitoringHealth, 'None'],
+    // The original writes "0" for "no VMs" here (its codec reads it as the empty list).
+    [k.runningDomains.path, '0'],
+    pair(k.domainsCount, 0), pair(k.cpuLoad, 0), pair(k.vcpuAlloc, 0),
+    pair(k.memAlloc, 0), pair(k.memProv, 0), pair(k.memUsed, 0), pair(k.memFree, 0), pair(k.monitoringHealth, null),
   ];
 }
 
@@ -53,7 +58,7 @@ export class Fencer {
 
   /** Handles `node` according to its state; returns what it did. */
   async handle(node: string, signal: AbortSignal): Promise<'fenced' | 'resumed' | 'alive' | 'skipped'> {
-    const rec = await readNode(this.deps.zk, this.deps.logger, node);
+    const rec = await readNodeRecord(this.deps.zk, node, this.deps.logger);
     if (!rec) return 'skipped';
     if (rec.daemonState === 'run') return this.declareAndFence(rec, signal);
     if (rec.daemonState === 'dead' && rec.domainState === 'fence-flush') {
@@ -69,10 +74,11 @@ export class Fencer {
 
   /** Re-checks with fresh reads, then declares the node dead in one guarded transaction. */
   private async declareAndFence(rec: NodeRecord, signal: AbortSignal): Promise<'fenced' | 'alive' | 'skipped'> {
-    const { zk, liveness, clock, events, self } = this.deps;
-    const k = paths.node(rec.name);
-    const ka = await zk.get(k.keepalive);
-    liveness.observe(rec.name, ka.stat.version, ka.data);
+    const { zk, liveness, clock, events, self, logger } = this.deps;
+    const k = nodeKeys(rec.name);
+    const ka = await readKeyWithStat(zk, k.keepalive, { logger });
+    if (ka === undefined) return 'skipped';
+    liveness.observe(rec.name, ka.stat.version, ka.value);
     const silent = liveness.silentForMs(rec.name) ?? 0;
     if (silent < this.windowMs) {
       events({ kind: 'node-alive', node: rec.name, fencer: self, reason: 'keepalive changed on re-check' });
@@ -81,13 +87,13 @@ export class Fencer {
     const lock = createLock(zk, locks.nodeDaemonState(rec.name), { clock, identifier: self });
     if (!(await lock.acquire({ timeoutMs: 2_000, signal }))) return 'skipped';
     try {
-      const ds = await zk.get(k.daemonState);
-      if (ds.data !== 'run') return 'skipped';
+      const ds = await readKeyWithStat(zk, k.daemonState, { logger });
+      if (ds?.value !== 'run') return 'skipped';
       try {
         await zk.multi([
-          { type: 'check', path: k.keepalive, version: ka.stat.version },
-          { type: 'set', path: k.daemonState, data: 'dead', version: ds.stat.version },
-          { type: 'set', path: k.domainState, data: 'fence-flush' },
+          { type: 'check', path: k.keepalive.path, version: ka.stat.version },
+          setOp(pair(k.daemonState, 'dead'), ds.stat.version),
+          setOp(pair(k.domainState, 'fence-flush')),
         ]);
       } catch (err) {
         if (!isZkError(err, 'BAD_VERSION', 'NO_NODE')) throw err;
@@ -102,13 +108,13 @@ export class Fencer {
     }
   }
 
-  private async fenceAndRecover(rec: NodeRecord, prevDomainState: string, resumed: boolean, signal: AbortSignal): Promise<void> {
+  private async fenceAndRecover(rec: NodeRecord, prevDomainState: NodeDomainState | undefined, resumed: boolean, signal: AbortSignal): Promise<void> {
     const { events, self, zk } = this.deps;
     events({ kind: 'fence-start', node: rec.name, fencer: self, resumed });
     const result = await this.powerCycle(rec, signal);
     events({ kind: 'fence-result', node: rec.name, fencer: self, outcome: result.outcome, reason: result.reason });
     signal.throwIfAborted();
-    if (result.outcome === 'success') await zk.write([[paths.node(rec.name).daemonState, 'fenced']], { conflictRetries: 3, signal });
+    if (result.outcome === 'success') await zk.write([pair(nodeKeys(rec.name).daemonState, 'fenced')], { conflictRetries: 3, signal });
     await this.afterFence(rec, result, prevDomainState, signal);
   }
 
@@ -131,20 +137,20 @@ export class Fencer {
   }
 
   /** Primary hand-off, then the configured action (migrate or none). */
-  private async afterFence(rec: NodeRecord, result: { outcome: 'success' | 'failed' }, prevDomainState: string, signal: AbortSignal): Promise<void> {
+  private async afterFence(rec: NodeRecord, result: { outcome: 'success' | 'failed' }, prevDomainState: NodeDomainState | undefined, signal: AbortSignal): Promise<void> {
     const { zk, events, self, settings } = this.deps;
     await this.releasePrimary(rec, result.outcome === 'success', signal);
     let action = result.outcome === 'success' ? settings.successfulFence : settings.failedFence;
     if (action === 'migrate' && result.outcome === 'failed') action = await this.awaitSuicide(rec.name, signal);
-    const k = paths.node(rec.name);
+    const k = nodeKeys(rec.name);
     if (action === 'none') {
       events({ kind: 'fence-skipped', node: rec.name, fencer: self, reason: `action none after ${result.outcome} fence: VMs left assigned` });
-      const back = prevDomainState === 'fence-flush' || prevDomainState === '' ? 'ready' : prevDomainState;
-      await zk.write([[k.domainState, back]], { conflictRetries: 3, signal });
+      const back = prevDomainState === 'fence-flush' || prevDomainState === undefined ? 'ready' : prevDomainState;
+      await zk.write([pair(k.domainState, back)], { conflictRetries: 3, signal });
       return;
     }
     const { recovered, left } = await recoverVms(this.deps, rec.name, signal);
-    await zk.write([...zeroKeys(rec.name), [k.domainState, 'flushed']], { conflictRetries: 3, signal });
+    await zk.write([...zeroKeys(rec.name), pair(k.domainState, 'flushed')], { conflictRetries: 3, signal });
     events({ kind: 'recovery-done', node: rec.name, fencer: self, recovered, left });
   }
 
@@ -155,8 +161,8 @@ export class Fencer {
    */
   private async releasePrimary(rec: NodeRecord, confirmedOff: boolean, signal: AbortSignal): Promise<void> {
     if (rec.daemonMode !== 'coordinator') return;
-    const pairs: WritePair[] = confirmedOff ? [[paths.node(rec.name).routerState, 'secondary']] : [];
-    if ((await this.deps.zk.read(paths.config.primaryNode)) === rec.name) pairs.push([paths.config.primaryNode, 'none']);
+    const pairs: WritePair[] = confirmedOff ? [pair(nodeKeys(rec.name).routerState, 'secondary')] : [];
+    if ((await readKey(this.deps.zk, clusterKeys.primaryNode, { logger: this.deps.logger })) === rec.name) pairs.push(pair(clusterKeys.primaryNode, 'none'));
     if (pairs.length > 0) await this.deps.zk.write(pairs, { conflictRetries: 3, signal });
   }
 

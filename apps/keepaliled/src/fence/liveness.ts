@@ -1,6 +1,5 @@
 import type { Clock, Logger } from '@pvc/runtime';
-import { paths, type Unsubscribe, type ZkClient } from '@pvc/zk';
-import { parseDaemonState, parseDomainState } from '../model.js';
+import { nodeKeys, paths, watchKey, type DaemonState, type NodeDomainState, type Unsubscribe, type ZkClient } from '@pvc/zk';
 
 /** What this observer knows of one node's heartbeat. */
 export interface Sighting {
@@ -8,8 +7,15 @@ export interface Sighting {
   version: number;
   /** Our clock when we saw that version appear (or started watching). */
   seenAtMs: number;
-  /** The epoch the node wrote, if it was a number. Informational only. */
+  /** The epoch the node wrote, if it was one. Informational only. */
   epoch: number | undefined;
+}
+
+/** A node's watched states; `undefined` = absent, empty or unknown (an unknown value is logged by the key reader). */
+export interface WatchedNode {
+  name: string;
+  daemonState: DaemonState | undefined;
+  domainState: NodeDomainState | undefined;
 }
 
 /**
@@ -24,8 +30,7 @@ export class LivenessTracker {
   private readonly seen = new Map<string, Sighting>();
   private readonly watches = new Map<string, Unsubscribe>();
   private readonly unsubs: Unsubscribe[] = [];
-  private readonly badValues = new Set<string>();
-  private readonly states = new Map<string, { daemon: string; domain: string }>();
+  private readonly states = new Map<string, { daemon: DaemonState | undefined; domain: NodeDomainState | undefined }>();
 
   constructor(private readonly deps: { zk: ZkClient; clock: Clock; logger: Logger }) {}
 
@@ -57,18 +62,22 @@ export class LivenessTracker {
     return s === undefined ? undefined : this.deps.clock.now() - s.seenAtMs;
   }
 
-  /** Every known node with its watched daemon and domain state (raw text), sorted by name. */
-  nodes(): { name: string; daemonState: string; domainState: string }[] {
+  /** Every known node with its watched daemon and domain state, sorted by name. */
+  nodes(): WatchedNode[] {
     return [...this.states.entries()]
       .map(([name, st]) => ({ name, daemonState: st.daemon, domainState: st.domain }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** Records a fresh read of the keepalive (a re-check under the fence lock). */
-  observe(node: string, version: number, data: string): void {
+  /**
+   * Records a sighting of the keepalive key at `version` (from the watch, or a re-check under the
+   * fence lock). Only the version counts: a keepalive that is not an epoch (logged by the key
+   * reader, read as 0) is still a sign of life.
+   */
+  observe(node: string, version: number, epoch: number): void {
     const prev = this.seen.get(node);
     if (prev && prev.version === version) return;
-    this.seen.set(node, { version, seenAtMs: this.deps.clock.now(), epoch: this.parseEpoch(node, data) });
+    this.seen.set(node, { version, seenAtMs: this.deps.clock.now(), epoch: epoch > 0 ? epoch : undefined });
   }
 
   private nodesChanged(names: readonly string[]): void {
@@ -82,42 +91,19 @@ export class LivenessTracker {
     }
     for (const name of want) {
       if (this.watches.has(name)) continue;
-      const k = paths.node(name);
-      const state = { daemon: '', domain: '' };
+      const k = nodeKeys(name);
+      const { zk, logger } = this.deps;
+      const state: { daemon: DaemonState | undefined; domain: NodeDomainState | undefined } = { daemon: undefined, domain: undefined };
       this.states.set(name, state);
       const offs = [
-        this.deps.zk.watchData(k.keepalive, (v) => {
-          if (v === undefined) this.seen.delete(name);
-          else this.observe(name, v.stat.version, v.data);
-        }),
-        this.deps.zk.watchData(k.daemonState, (v) => void (state.daemon = this.checked(k.daemonState, v?.data, parseDaemonState))),
-        this.deps.zk.watchData(k.domainState, (v) => void (state.domain = this.checked(k.domainState, v?.data, parseDomainState))),
+        watchKey(zk, k.keepalive, (epoch, snap) => {
+          if (snap === undefined) this.seen.delete(name);
+          else this.observe(name, snap.stat.version, epoch ?? 0);
+        }, logger),
+        watchKey(zk, k.daemonState, (v) => void (state.daemon = v), logger),
+        watchKey(zk, k.domainState, (v) => void (state.domain = v), logger),
       ];
       this.watches.set(name, () => offs.forEach((off) => off()));
     }
-  }
-
-  /** Keeps the raw value; an unknown one is logged once with its key (and never matches a rule). */
-  private checked(key: string, raw: string | undefined, parse: (r: string) => unknown): string {
-    const value = raw ?? '';
-    if (value !== '' && parse(value) === undefined) {
-      if (!this.badValues.has(key)) {
-        this.badValues.add(key);
-        this.deps.logger.warn({ key, value: value.slice(0, 40) }, 'unknown state value in ZK; the node is not acted on until it is valid');
-      }
-    } else this.badValues.delete(key);
-    return value;
-  }
-
-  private parseEpoch(node: string, data: string): number | undefined {
-    if (/^\d+$/.test(data)) {
-      this.badValues.delete(node);
-      return Number(data);
-    }
-    if (!this.badValues.has(node)) {
-      this.badValues.add(node);
-      this.deps.logger.warn({ key: paths.node(node).keepalive, value: data.slice(0, 40) }, 'keepalive value is not an epoch; counting its changes only');
-    }
-    return undefined;
   }
 }

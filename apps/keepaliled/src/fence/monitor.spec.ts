@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLock, locks, paths } from '@pvc/zk';
+import { createLock, locks, paths, resetBadValueReports } from '@pvc/zk';
 import { domainKeys, seedDomain } from '../testing/cluster.js';
 import { fenceRig, RIG_T0 as T0, type FenceRig, type FenceRigOptions } from '../testing/fence-rig.js';
 
@@ -102,17 +102,59 @@ test('IPMI unreachable, failed_fence migrate but suicide off: VMs are left (they
   await r.stop();
 });
 
-for (const value of ['true', 'True']) {
-  test(`maintenance ${value}: nothing is fenced; turned off, the stale node is fenced at the next check`, async () => {
+// `/config/maintenance` is read with Python's strtobool, as the original's node daemon reads it:
+// any case of y/yes/t/true/on/1 is on. The dead hv3 must stay un-fenced for several windows.
+for (const value of ['true', 'True', 'TRUE', 'yes', 'Yes', 'y', 't', 'on', 'ON', '1']) {
+  test(`maintenance ${JSON.stringify(value)}: nothing is fenced for several windows; turned off, the stale node is fenced at the next check`, async () => {
     const r = await dyingHv3({ maintenance: true });
     await r.writer.write([[paths.config.maintenance, value]]);
-    await r.clock.advance(90_000);
+    await r.clock.advance(4 * 30_000);
     assert.deepEqual(r.kinds(), []);
     assert.equal(r.ipmi.calls.length, 0);
     assert.equal(await node(r, 'daemonState'), 'run');
+    assert.equal(r.log.messages(/^bad value in Zookeeper/).length, 0, 'an accepted spelling is not a bad value');
     await r.writer.write([[paths.config.maintenance, 'false']]);
     await r.clock.advance(1_000);
     assert.equal(r.kinds()[0], 'node-dead');
+    await r.stop();
+  });
+}
+
+for (const value of ['false', 'no', '0']) {
+  test(`maintenance ${JSON.stringify(value)}: off, the dead node is fenced once its window has passed`, async () => {
+    const r = await dyingHv3();
+    await r.writer.write([[paths.config.maintenance, value]]);
+    await r.clock.advance(29_000);
+    assert.deepEqual(r.kinds(), []);
+    await r.clock.advance(2_000);
+    assert.deepEqual(r.kinds().slice(0, 3), ['node-dead', 'fence-start', 'fence-result']);
+    await r.stop();
+  });
+}
+
+test('maintenance unreadable ("maybe"): logged with its key, read as the default (off), and the dead node is fenced', async () => {
+  resetBadValueReports();
+  const r = await dyingHv3();
+  await r.writer.write([[paths.config.maintenance, 'maybe']]);
+  await r.clock.advance(31_000);
+  assert.deepEqual(r.kinds().slice(0, 3), ['node-dead', 'fence-start', 'fence-result']);
+  const bad = r.log.lines.filter((l) => /^bad value in Zookeeper/.test(l.msg));
+  assert.equal(bad.length, 1, 'logged once, not at every delivery or check');
+  assert.equal(bad[0]?.['key'], paths.config.maintenance);
+  assert.equal(bad[0]?.['value'], 'maybe');
+  assert.equal(bad[0]?.['fallback'], 'false');
+  await r.stop();
+});
+
+for (const stored of ['empty', 'absent'] as const) {
+  test(`maintenance ${stored}: the default (off), without a log line`, async () => {
+    resetBadValueReports();
+    const r = await dyingHv3({ maintenance: true });
+    if (stored === 'empty') await r.writer.write([[paths.config.maintenance, '']]);
+    else await r.writer.delete(paths.config.maintenance);
+    await r.clock.advance(31_000);
+    assert.equal(r.kinds()[0], 'node-dead');
+    assert.equal(r.log.messages(/^bad value in Zookeeper/).length, 0);
     await r.stop();
   });
 }

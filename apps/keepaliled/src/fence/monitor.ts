@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '@pvc/runtime';
 import { AbortedError, describeError } from '@pvc/runtime';
-import { createLock, locks, paths, type ZkClient } from '@pvc/zk';
+import { clusterKeys, createLock, locks, watchKey, type ZkClient } from '@pvc/zk';
 import type { EventSink } from '../model.js';
 import type { Fencer } from './fencer.js';
 import type { LivenessTracker } from './liveness.js';
@@ -39,9 +39,9 @@ export class FenceMonitor {
       this.deps.logger.info('fence_intervals is 0: fencing is disabled on this node');
       return;
     }
-    const unwatch = zk.watchData(paths.config.maintenance, (v) => {
-      this.maintenance = v?.data === 'true' || v?.data === 'True';
-    });
+    // Read as the original's node daemon reads it (strtobool: any spelling of "on"); absent, empty
+    // or unreadable (logged with its key) is the original's default, off.
+    const unwatch = watchKey(zk, clusterKeys.maintenance, (on) => void (this.maintenance = on === true), this.deps.logger);
     const every = this.deps.checkEveryMs ?? Math.min(this.deps.intervalMs, 1_000);
     try {
       while (!signal.aborted) {

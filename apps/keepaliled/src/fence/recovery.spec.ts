@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '@pvc/runtime';
-import { paths, type ZkClient } from '@pvc/zk';
+import { paths, type VmState, type ZkClient } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import type { KeepalivedEvent } from '../model.js';
 import { recoverVms, RUNNING_STATES, type RecoveryDeps } from './recovery.js';
@@ -39,7 +39,7 @@ async function rig(opts: { storage?: boolean; targets?: { name: string; freeMiB:
 
 test('running-state VMs of the dead node move (state/node/lastnode in one guarded transaction); others stay', async () => {
   const r = await rig();
-  const states = [...RUNNING_STATES, 'stop', 'disable', 'fail', 'shutdown'];
+  const states: VmState[] = [...RUNNING_STATES, 'stop', 'disable', 'fail', 'shutdown'];
   for (const [i, state] of states.entries()) await seedDomain(r.raw, { uuid: `u${i}`, name: `vm-${state}`, node: 'hv1', state, memoryMiB: 512 });
   await seedDomain(r.raw, { uuid: 'elsewhere', node: 'hv3', state: 'start' });
   const result = await recoverVms(r.deps, 'hv1');

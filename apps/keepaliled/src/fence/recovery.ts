@@ -1,13 +1,17 @@
 import type { Logger } from '@pvc/runtime';
 import { describeError } from '@pvc/runtime';
-import { codec, isZkError, paths, type ZkClient } from '@pvc/zk';
-import { parseNodeLimit, planPlacements, type VmRequest } from '@pvc/placement';
+import {
+  clusterKeys, domainKeys, isOneOf, isZkError, pair, readAllNodeFigures, readKeyIfExists, readKeyWithStat,
+  type VmFacts, type VmState, type WritePair, type ZkClient,
+} from '@pvc/zk';
+import { planPlacements, type VmRequest } from '@pvc/placement';
 import type { EventSink } from '../model.js';
 import type { Peers } from '../ports.js';
-import { readDomainsOn, readNodes, type DomainRecord } from './cluster-view.js';
+import { readDomainsOn } from './cluster-view.js';
+import { setOp } from './set-op.js';
 
 /** VM states that mean "should be running" — these are restarted elsewhere. Others stay put. */
-export const RUNNING_STATES: readonly string[] = ['start', 'restart', 'migrate', 'migrate-live', 'unmigrate'];
+export const RUNNING_STATES: readonly VmState[] = ['start', 'restart', 'migrate', 'migrate-live', 'unmigrate'];
 
 export interface RecoveryDeps {
   self: string;
@@ -21,11 +25,8 @@ export interface RecoveryDeps {
   defaultSelector: string;
 }
 
-function request(vm: DomainRecord, dead: string): VmRequest {
-  return {
-    name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: dead,
-    selector: vm.selector, nodeLimit: parseNodeLimit(vm.nodeLimit),
-  };
+function request(vm: VmFacts, dead: string): VmRequest {
+  return { name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: dead, selector: vm.selector, nodeLimit: vm.nodeLimit };
 }
 
 /**
@@ -39,10 +40,11 @@ function request(vm: DomainRecord, dead: string): VmRequest {
  */
 export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: AbortSignal): Promise<{ recovered: number; left: number }> {
   const { zk, logger } = deps;
-  const vms = (await readDomainsOn(zk, logger, dead)).filter((vm) => RUNNING_STATES.includes(vm.state));
+  const vms = (await readDomainsOn(zk, logger, dead)).filter((vm) => isOneOf(RUNNING_STATES, vm.state));
   if (vms.length === 0) return { recovered: 0, left: 0 };
-  const nodes = (await readNodes(zk, logger)).map((n) => n.facts);
-  const selector = (await zk.read(paths.config.migrationTargetSelector)) || deps.defaultSelector;
+  const nodes = await readAllNodeFigures(zk, logger);
+  // This node's configured selector only while the primary has not written the cluster's yet.
+  const selector = (await readKeyIfExists(zk, clusterKeys.migrationTargetSelector, { logger })) ?? deps.defaultSelector;
   const plan = planPlacements(vms.map((vm) => request(vm, dead)), nodes, selector, [dead]);
   let recovered = 0;
   let left = 0;
@@ -50,7 +52,7 @@ export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: Abor
     signal?.throwIfAborted();
     const placement = plan.placements[i]?.result;
     if (placement && placement.unknownLimitNodes.length > 0) {
-      logger.warn({ vm: vm.name, key: paths.domain(vm.uuid).nodeLimit, unknown: placement.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
+      logger.warn({ vm: vm.name, key: domainKeys(vm.uuid).nodeLimit.path, unknown: placement.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
     }
     const ok = placement?.ok === true ? await moveVm(deps, vm, dead, placement.node) : await stopVm(deps, vm, dead, placement?.reason ?? 'no plan');
     if (ok && placement?.ok === true) recovered += 1;
@@ -59,7 +61,7 @@ export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: Abor
   return { recovered, left };
 }
 
-async function locksCleared(deps: RecoveryDeps, vm: DomainRecord, dead: string): Promise<boolean> {
+async function locksCleared(deps: RecoveryDeps, vm: VmFacts, dead: string): Promise<boolean> {
   if (!deps.storageEnabled || vm.rbdList.length === 0) return true;
   try {
     const r = await deps.peers.flushRbdLocks(vm.rbdList, { deadlineMs: 30_000 });
@@ -72,12 +74,12 @@ async function locksCleared(deps: RecoveryDeps, vm: DomainRecord, dead: string):
 }
 
 /** Writes the move unless the VM's `node` changed since we read it. */
-async function guardedWrite(deps: RecoveryDeps, vm: DomainRecord, dead: string, sets: [string, string][]): Promise<boolean> {
-  const d = paths.domain(vm.uuid);
-  const current = await deps.zk.get(d.node);
-  if (current.data !== dead) return false;
+async function guardedWrite(deps: RecoveryDeps, vm: VmFacts, dead: string, sets: WritePair[]): Promise<boolean> {
+  const node = domainKeys(vm.uuid).node;
+  const current = await readKeyWithStat(deps.zk, node, { logger: deps.logger });
+  if (current === undefined || current.value !== dead) return false;
   try {
-    await deps.zk.multi([{ type: 'check', path: d.node, version: current.stat.version }, ...sets.map(([path, data]) => ({ type: 'set' as const, path, data }))]);
+    await deps.zk.multi([{ type: 'check', path: node.path, version: current.stat.version }, ...sets.map((p) => setOp(p))]);
     return true;
   } catch (err) {
     if (isZkError(err, 'BAD_VERSION', 'NO_NODE')) return false;
@@ -85,18 +87,18 @@ async function guardedWrite(deps: RecoveryDeps, vm: DomainRecord, dead: string, 
   }
 }
 
-async function moveVm(deps: RecoveryDeps, vm: DomainRecord, dead: string, target: string): Promise<boolean> {
+async function moveVm(deps: RecoveryDeps, vm: VmFacts, dead: string, target: string): Promise<boolean> {
   if (!(await locksCleared(deps, vm, dead))) return false;
-  const d = paths.domain(vm.uuid);
-  const moved = await guardedWrite(deps, vm, dead, [[d.state, 'start'], [d.node, target], [d.lastNode, dead]]);
+  const d = domainKeys(vm.uuid);
+  const moved = await guardedWrite(deps, vm, dead, [pair(d.state, 'start'), pair(d.node, target), pair(d.lastNode, dead)]);
   if (moved) deps.events({ kind: 'vm-recovered', node: dead, vm: vm.name, target, fencer: deps.self });
   else deps.logger.info({ vm: vm.name }, 'VM was moved by someone else meanwhile; left alone');
   return moved;
 }
 
-async function stopVm(deps: RecoveryDeps, vm: DomainRecord, dead: string, reason: string): Promise<boolean> {
-  const d = paths.domain(vm.uuid);
-  const done = await guardedWrite(deps, vm, dead, [[d.state, 'stop'], [d.nodeAutostart, codec.bool.encode(true)]]);
+async function stopVm(deps: RecoveryDeps, vm: VmFacts, dead: string, reason: string): Promise<boolean> {
+  const d = domainKeys(vm.uuid);
+  const done = await guardedWrite(deps, vm, dead, [pair(d.state, 'stop'), pair(d.nodeAutostart, true)]);
   if (done) deps.events({ kind: 'vm-stopped', node: dead, vm: vm.name, reason: `no target: ${reason}`, fencer: deps.self });
   return false;
 }

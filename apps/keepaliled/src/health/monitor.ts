@@ -10,7 +10,7 @@
 import type { Config } from '@pvc/config';
 import { describeError } from '@pvc/runtime';
 import type { Clock, Exec, Logger } from '@pvc/runtime';
-import { paths } from '@pvc/zk';
+import { nodeKeys } from '@pvc/zk';
 import type { ZkClient } from '@pvc/zk';
 import { callBounded } from './bounded.js';
 import { contextBase, pluginContext, realHostPorts } from './context.js';
@@ -153,7 +153,7 @@ class Monitor implements HealthMonitor {
 
   private async writeInit(names: readonly string[]): Promise<void> {
     await this.writeSafely('initial', initPairs(this.deps.node, names));
-    const dataPath = paths.node(this.deps.node).monitoringData;
+    const dataPath = nodeKeys(this.deps.node).monitoringData.path;
     try {
       for (const stale of stalePlugins(await this.deps.zk.children(dataPath), names)) {
         await this.deps.zk.delete(`${dataPath}/${stale}`, { recursive: true, missingOk: true });

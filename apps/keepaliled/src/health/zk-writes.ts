@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { paths } from '@pvc/zk';
+import { nodeKeys, pair, pluginKeys } from '@pvc/zk';
 import type { WritePair } from '@pvc/zk';
 import { runtimeText } from './result.js';
 import type { NormalizedResult } from './result.js';
@@ -25,14 +25,13 @@ export interface StoredPlugin {
  * so the transaction also works on a node object that lacks it.
  */
 export function initPairs(node: string, names: readonly string[]): WritePair[] {
-  const n = paths.node(node);
-  const pairs: WritePair[] = [
-    [n.monitoringPlugins, names.join(' ')],
-    [n.monitoringData, ''],
-  ];
+  const n = nodeKeys(node);
+  const pairs: WritePair[] = [pair(n.monitoringPlugins, [...names]), pair(n.monitoringData, '')];
   for (const name of names) {
-    const p = n.monitoringPlugin(name);
-    pairs.push([p.root, name], [p.lastRun, '0'], [p.healthDelta, '0'], [p.message, 'Initializing'], [p.data, '{}'], [p.runtime, '0.00']);
+    const p = pluginKeys(node, name);
+    pairs.push(
+      pair(p.root, name), pair(p.lastRun, 0), pair(p.healthDelta, 0), pair(p.message, 'Initializing'), pair(p.data, {}), pair(p.runtime, '0.00'),
+    );
   }
   return pairs;
 }
@@ -48,24 +47,24 @@ export function stalePlugins(existing: readonly string[], loaded: readonly strin
  * start, so its `last_run` never moves **[bug?]** — we write what it plainly intends.
  */
 export function runPairs(node: string, plugins: readonly StoredPlugin[], health: number): WritePair[] {
-  const n = paths.node(node);
   const pairs: WritePair[] = [];
   for (const s of plugins) {
-    const p = n.monitoringPlugin(s.name);
+    const p = pluginKeys(node, s.name);
     pairs.push(
-      [p.root, s.name],
-      [p.lastRun, String(s.lastRun)],
-      [p.healthDelta, String(s.result.delta)],
-      [p.message, s.result.message],
-      [p.data, s.result.dataJson],
-      [p.runtime, runtimeText(s.runtimeMs)],
+      pair(p.root, s.name),
+      pair(p.lastRun, s.lastRun),
+      pair(p.healthDelta, s.result.delta),
+      pair(p.message, s.result.message),
+      // Already JSON text: `normalizeResult` serialised it to prove it can be stored.
+      [p.data.path, s.result.dataJson],
+      pair(p.runtime, runtimeText(s.runtimeMs)),
     );
   }
-  pairs.push([n.monitoringHealth, String(health)]);
+  pairs.push(pair(nodeKeys(node).monitoringHealth, health));
   return pairs;
 }
 
 /** The shutdown write: health unknown (`None`), as the original's pvchealthd at exit. */
 export function stopPairs(node: string): WritePair[] {
-  return [[paths.node(node).monitoringHealth, 'None']];
+  return [pair(nodeKeys(node).monitoringHealth, null)];
 }

@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '@pvc/runtime';
 import { AbortedError, describeError } from '@pvc/runtime';
-import { codec, isZkError, paths, type WritePair, type ZkClient } from '@pvc/zk';
+import { isZkError, nodeKeys, pair, readKey, watchKey, type DaemonState, type WritePair, type ZkClient } from '@pvc/zk';
 import type { EventSink } from '../model.js';
 import type { FigureGatherer, NodeFigures } from './figures.js';
 
@@ -28,7 +28,7 @@ export interface KeepaliveDeps {
 /** What one successful write did. */
 interface Written {
   nowMs: number;
-  /** The daemon state replaced by `run`, if the write set it. */
+  /** The daemon state replaced by `run` (`(unset)` when it was unknown), if the write set it. */
   replaced: string | undefined;
 }
 
@@ -36,7 +36,7 @@ interface Written {
 const FIRST_FIGURES_DEADLINE_MS = 200;
 
 /** Daemon states a keepalive leaves alone: the supervisor owns shutdown and stop. */
-const KEEP_STATES = new Set(['run', 'shutdown', 'stop']);
+const KEEP_STATES: ReadonlySet<DaemonState | undefined> = new Set<DaemonState>(['run', 'shutdown', 'stop']);
 
 /**
  * The node's heartbeat: every interval one ZK transaction with the keepalive timestamp and the
@@ -46,7 +46,8 @@ const KEEP_STATES = new Set(['run', 'shutdown', 'stop']);
  * suicide watch and reported as events.
  */
 export class KeepaliveLoop {
-  private daemonState: string | undefined;
+  /** Absent, empty or unknown (logged by the key reader) is `undefined`: the keepalive writes `run`. */
+  private daemonState: DaemonState | undefined;
   private daemonStateKnown = false;
   private lastOk: number;
   private missedCount = 0;
@@ -73,7 +74,7 @@ export class KeepaliveLoop {
   }
 
   /** The node's daemon state as last seen (watched). */
-  get currentDaemonState(): string | undefined {
+  get currentDaemonState(): DaemonState | undefined {
     return this.daemonState;
   }
 
@@ -86,10 +87,10 @@ export class KeepaliveLoop {
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const { clock, zk, node } = this.deps;
-    const unwatch = zk.watchData(paths.node(node).daemonState, (v) => {
-      this.daemonState = v?.data;
+    const unwatch = watchKey(zk, nodeKeys(node).daemonState, (v) => {
+      this.daemonState = v;
       this.daemonStateKnown = true;
-    });
+    }, this.deps.logger);
     try {
       let due = clock.now();
       while (!signal.aborted) {
@@ -141,29 +142,32 @@ export class KeepaliveLoop {
     const nowMs = this.deps.clock.now();
     // Until the watch has delivered, read the state: a keepalive must never overwrite the
     // supervisor's `shutdown`/`stop` with `run` because it did not know them yet.
-    if (!this.daemonStateKnown) this.daemonState = await this.deps.zk.read(paths.node(this.deps.node).daemonState, { timeoutMs, signal });
+    if (!this.daemonStateKnown) {
+      this.daemonState = await readKey(this.deps.zk, nodeKeys(this.deps.node).daemonState, { timeoutMs, signal, logger: this.deps.logger });
+    }
     const before = this.daemonState;
-    const toRun = !KEEP_STATES.has(before ?? '');
+    const toRun = !KEEP_STATES.has(before);
     await this.deps.zk.write(this.pairs(figures, nowMs, toRun), { timeoutMs, signal });
     return { nowMs, replaced: toRun ? (before ?? '(unset)') : undefined };
   }
 
   private pairs(f: NodeFigures, nowMs: number, toRun: boolean): WritePair[] {
-    const k = paths.node(this.deps.node);
+    const k = nodeKeys(this.deps.node);
     const pairs: WritePair[] = [
-      [k.memTotal, codec.int.encode(Math.round(f.memory.totalMiB))],
-      [k.memUsed, codec.int.encode(Math.round(f.memory.usedMiB))],
-      [k.memFree, codec.int.encode(Math.round(f.memory.freeMiB))],
-      [k.memAlloc, codec.int.encode(Math.round(f.resources.memAllocMib))],
-      [k.memProv, codec.int.encode(Math.round(f.resources.memProvMib))],
-      [k.vcpuAlloc, codec.int.encode(Math.round(f.resources.vcpuAlloc))],
-      [k.cpuLoad, codec.float.encode(Math.round(f.load1 * 100) / 100)],
-      [k.domainsCount, codec.int.encode(f.resources.runningDomains.length)],
-      [k.runningDomains, f.resources.runningDomains.join(' ')],
-      [k.networkStats, f.networkStatsJson],
-      [k.keepalive, codec.int.encode(Math.floor(nowMs / 1000))],
+      pair(k.memTotal, Math.round(f.memory.totalMiB)),
+      pair(k.memUsed, Math.round(f.memory.usedMiB)),
+      pair(k.memFree, Math.round(f.memory.freeMiB)),
+      pair(k.memAlloc, Math.round(f.resources.memAllocMib)),
+      pair(k.memProv, Math.round(f.resources.memProvMib)),
+      pair(k.vcpuAlloc, Math.round(f.resources.vcpuAlloc)),
+      pair(k.cpuLoad, Math.round(f.load1 * 100) / 100),
+      pair(k.domainsCount, f.resources.runningDomains.length),
+      pair(k.runningDomains, f.resources.runningDomains),
+      // Already JSON text, as netd produced it (re-encoding would only parse and print it again).
+      [k.networkStats.path, f.networkStatsJson],
+      pair(k.keepalive, Math.floor(nowMs / 1000)),
     ];
-    if (toRun) pairs.push([k.daemonState, 'run']);
+    if (toRun) pairs.push(pair(k.daemonState, 'run'));
     return pairs;
   }
 

@@ -1,7 +1,10 @@
 import type { Clock, Logger } from '@pvc/runtime';
 import { AbortedError, describeError } from '@pvc/runtime';
-import { createLock, isZkError, locks, paths, type Unsubscribe, type ZkClient } from '@pvc/zk';
-import type { EventSink, RouterState } from '../model.js';
+import {
+  clusterKeys, createLock, isZkError, locks, nodeKeys, pair, readKey, readKeys, readKeyWithStat, watchKey,
+  type DaemonState, type RouterState, type Unsubscribe, type WritePair, type ZkClient,
+} from '@pvc/zk';
+import type { EventSink } from '../model.js';
 import type { Peers } from '../ports.js';
 
 export interface ElectionDeps {
@@ -13,7 +16,7 @@ export interface ElectionDeps {
   events: EventSink;
   peers: Peers;
   /** Written to `/config` keys while primary (the original's primary keepalive duty). */
-  primaryKeys: () => [string, string][];
+  primaryKeys: () => WritePair[];
   /** Whether this node may contend (its daemon state is `run`). */
   mayContend: () => boolean;
   /** How long we have not seen a node's keepalive change (the liveness tracker). */
@@ -26,15 +29,28 @@ export interface ElectionDeps {
   deadPrimaryGraceMs?: number;
 }
 
+/** `undefined` states are absent, empty or unknown (an unknown value is logged by the key reader). */
 interface Snapshot {
   primary: string;
   version: number;
   /** Our own routerstate as ZK has it. */
-  mine: string;
-  others: Map<string, { router: string; daemon: string }>;
+  mine: RouterState | undefined;
+  others: Map<string, { router: RouterState | undefined; daemon: DaemonState | undefined }>;
 }
 
-const GONE = new Set(['stop', 'fenced', '']);
+/**
+ * A holder in one of these daemon states no longer holds the role. Unknown counts as gone (as an
+ * absent key always did): a claim is safe because the takeover then waits for the holder's
+ * routerstate to leave primary/relinquish/takeover (see `busyOthers`).
+ */
+/** Router states in which a coordinator's primary duties may be on. */
+function isDutyState(router: RouterState | undefined): boolean {
+  return router === 'primary' || router === 'relinquish' || router === 'takeover';
+}
+
+function holderGone(daemon: DaemonState | undefined): boolean {
+  return daemon === undefined || daemon === 'stop' || daemon === 'fenced';
+}
 
 /**
  * Primary coordinator election and the lock-step handover, on `/config/primary_node`.
@@ -85,8 +101,10 @@ export class PrimaryElection {
     this.stopping = true;
     if (this.router !== 'primary' && this.router !== 'takeover') return;
     await this.relinquish('shutdown');
-    const current = await this.deps.zk.read(paths.config.primaryNode).catch(() => undefined);
-    if (current === this.deps.self) await this.deps.zk.set(paths.config.primaryNode, 'none').catch(() => undefined);
+    const { zk, self, logger } = this.deps;
+    const current = await readKey(zk, clusterKeys.primaryNode, { logger }).catch(() => undefined);
+    const [path, none] = pair(clusterKeys.primaryNode, 'none');
+    if (current === self) await zk.set(path, none).catch(() => undefined);
   }
 
   private markDirty(): void {
@@ -107,31 +125,31 @@ export class PrimaryElection {
   }
 
   private watchAll(): Unsubscribe[] {
-    const { zk, coordinators, self } = this.deps;
+    const { zk, coordinators, self, logger } = this.deps;
     const mark = (): void => this.markDirty();
-    const unsubs = [zk.watchData(paths.config.primaryNode, mark), zk.on('connected', mark)];
+    const unsubs = [watchKey(zk, clusterKeys.primaryNode, mark, logger), zk.on('connected', mark)];
     unsubs.push(zk.on('expired', () => void this.sessionLost()));
     for (const c of coordinators) {
       if (c === self) continue;
-      unsubs.push(zk.watchData(paths.node(c).routerState, mark), zk.watchData(paths.node(c).daemonState, mark));
+      const k = nodeKeys(c);
+      unsubs.push(watchKey(zk, k.routerState, mark, logger), watchKey(zk, k.daemonState, mark, logger));
     }
     return unsubs;
   }
 
   private async snapshot(): Promise<Snapshot> {
-    const { zk, coordinators, self } = this.deps;
-    const p = await zk.get(paths.config.primaryNode).catch((err: unknown) => {
-      if (isZkError(err, 'NO_NODE')) return { data: 'none', stat: { version: -1 } };
-      throw err;
-    });
-    const mine = (await zk.read(paths.node(self).routerState)) ?? '';
-    const others = new Map<string, { router: string; daemon: string }>();
+    const { zk, coordinators, self, logger } = this.deps;
+    // An absent key is vacant with version -1 (no claim can be written against it).
+    const p = (await readKeyWithStat(zk, clusterKeys.primaryNode, { logger })) ?? { value: 'none', stat: { version: -1 } };
+    const mine = await readKey(zk, nodeKeys(self).routerState, { logger });
+    const others: Snapshot['others'] = new Map();
     for (const c of coordinators) {
       if (c === self) continue;
-      const [router, daemon] = await Promise.all([zk.read(paths.node(c).routerState), zk.read(paths.node(c).daemonState)]);
-      others.set(c, { router: router ?? '', daemon: daemon ?? '' });
+      const k = nodeKeys(c);
+      const [router, daemon] = await readKeys(zk, [k.routerState, k.daemonState], { logger });
+      others.set(c, { router, daemon });
     }
-    return { primary: p.data.trim(), version: p.stat.version, mine, others };
+    return { primary: p.value, version: p.stat.version, mine, others };
   }
 
   private async reconcile(signal: AbortSignal): Promise<void> {
@@ -140,7 +158,7 @@ export class PrimaryElection {
     const { self } = this.deps;
     if (s.mine !== this.router && (this.router === 'secondary' || this.router === 'primary')) {
       // E.g. we dropped our duties while cut off and ZK still says primary: put it right.
-      await this.deps.zk.write([[paths.node(self).routerState, this.router]]);
+      await this.deps.zk.write([pair(nodeKeys(self).routerState, this.router)]);
     }
     if (s.primary === self) {
       // From `takeover` too: a takeover that failed half-way (duties did not start) is retried.
@@ -149,28 +167,29 @@ export class PrimaryElection {
     }
     if (this.router === 'primary' || this.router === 'takeover') {
       this.skipVersion = s.version;
-      await this.relinquish(`primary_node is ${s.primary || 'none'}`);
+      await this.relinquish(`primary_node is ${s.primary}`);
       return;
     }
     if (this.vacant(s) && s.version !== this.skipVersion && this.deps.mayContend()) await this.contend(s, signal);
   }
 
   private vacant(s: Snapshot): boolean {
-    if (s.primary === '' || s.primary === 'none' || s.primary === 'None') return true;
+    if (s.primary === 'none' || s.primary === 'None') return true;
     const holder = s.others.get(s.primary);
     if (!holder) return !this.deps.coordinators.includes(s.primary);
-    return GONE.has(holder.daemon);
+    return holderGone(holder.daemon);
   }
 
   private async contend(s: Snapshot, signal: AbortSignal): Promise<void> {
-    const { zk, clock, self, events } = this.deps;
+    const { zk, clock, self, events, logger } = this.deps;
     const lock = createLock(zk, locks.primaryElection, { clock, identifier: self });
     if (!(await lock.acquire({ timeoutMs: 400, signal }))) return;
     try {
-      const now = await zk.get(paths.config.primaryNode).catch(() => undefined);
+      const now = await readKeyWithStat(zk, clusterKeys.primaryNode, { logger }).catch(() => undefined);
       if (!now || now.stat.version !== s.version) return;
-      await zk.set(paths.config.primaryNode, self, { version: s.version });
-      events({ kind: 'primary-claimed', node: self, previous: s.primary || 'none' });
+      const [path, data] = pair(clusterKeys.primaryNode, self);
+      await zk.set(path, data, { version: s.version });
+      events({ kind: 'primary-claimed', node: self, previous: s.primary });
     } catch (err) {
       if (!isZkError(err, 'BAD_VERSION')) throw err;
     } finally {
@@ -186,7 +205,7 @@ export class PrimaryElection {
   private busyOthers(s: Snapshot): string[] {
     const grace = this.deps.deadPrimaryGraceMs ?? 0;
     return [...s.others.entries()]
-      .filter(([, o]) => ['primary', 'relinquish', 'takeover'].includes(o.router) && !['fenced', 'stop'].includes(o.daemon))
+      .filter(([, o]) => isDutyState(o.router) && o.daemon !== 'fenced' && o.daemon !== 'stop')
       .filter(([name, o]) => o.daemon !== 'dead' || (this.deps.silentForMs?.(name) ?? Infinity) < grace)
       .map(([name]) => name);
   }
@@ -253,7 +272,7 @@ export class PrimaryElection {
     const from = this.router;
     this.router = to;
     this.deps.events({ kind: 'router-state', node: this.deps.self, from, to, reason });
-    await this.deps.zk.write([[paths.node(this.deps.self).routerState, to]]).catch((err: unknown) =>
+    await this.deps.zk.write([pair(nodeKeys(this.deps.self).routerState, to)]).catch((err: unknown) =>
       this.deps.logger.warn({ err: describeError(err), to }, 'could not write routerstate'));
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakePluginContext } from '../fake-context.js';
-import plugin, { parseSrvr } from './zookeeper.js';
+import plugin, { parseSrvr } from './zkpr.js';
 
 const SRVR = [
   'Zookeeper version: 3.8.0-debian--1, built on 2023-01-01 00:00 UTC',
@@ -25,7 +25,11 @@ const answering = (reply: string) => {
   return { seen, tcp };
 };
 
-describe('zookeeper plugin', () => {
+describe('zkpr (ZooKeeper) plugin', () => {
+  it('is named as the original\'s plugin (part of fault IDs and monitoring_plugins)', () => {
+    assert.equal(plugin.name, 'zkpr');
+  });
+
   it('healthy: srvr to <node>:<port> reports the mode', async () => {
     const { seen, tcp } = answering(SRVR);
     const r = await plugin.run(fakePluginContext({ tcp }));

@@ -1,8 +1,10 @@
 /**
- * Built-in health plugin `zookeeper`: sends the `srvr` four-letter word (the one ZooKeeper allows
- * by default) to this node's ZooKeeper server at `<node>:<database.zookeeper.port>`; 50 when it does
- * not answer or is not serving (the original's `zkpr` read `/schema/version` over a full client
- * session; a four-letter word tests the same server without a session). Coordinators only.
+ * Built-in health plugin `zkpr` (ZooKeeper; the original's name, which is part of the fault ID
+ * `NODE_PLUGIN_ZKPR_<node>` and of `monitoring_plugins`): sends the `srvr` four-letter word (the
+ * one ZooKeeper allows by default) to this node's ZooKeeper server at
+ * `<node>:<database.zookeeper.port>`; 50 when it does not answer or is not serving (the original
+ * read `/schema/version` over a full client session; a four-letter word tests the same server
+ * without a session). Coordinators only.
  *
  * Self-contained: imports types only.
  */
@@ -60,7 +62,7 @@ async function run(ctx: PluginContext): Promise<PluginResult> {
 }
 
 const plugin: HealthPlugin = {
-  name: 'zookeeper',
+  name: 'zkpr',
   setup: (ctx) => (ctx.isCoordinator ? undefined : 'not a coordinator (no ZooKeeper server here)'),
   run,
 };

@@ -1,7 +1,9 @@
 /**
- * Built-in health plugin `libvirt`: connects to `system.configuration.hypervisor.libvirt_uri` with
- * `virsh -c <uri> version`; 50 when that fails (the original's `lbvt`, which always used
- * `qemu+tcp://<node>/system`). Loaded only where `functions.enable_hypervisor` is on.
+ * Built-in health plugin `lbvt` (libvirt; the original's name, which is part of the fault ID
+ * `NODE_PLUGIN_LBVT_<node>` and of `monitoring_plugins`): connects to
+ * `system.configuration.hypervisor.libvirt_uri` with `virsh -c <uri> version`; 50 when that fails
+ * (the original always used `qemu+tcp://<node>/system`). Loaded only where
+ * `functions.enable_hypervisor` is on.
  *
  * Self-contained: imports types only.
  */
@@ -50,5 +52,5 @@ async function run(ctx: PluginContext): Promise<PluginResult> {
   return { delta: LIBVIRT_DOWN_DELTA, message: `cannot connect to libvirt at ${uri}: ${reason}`, data: { uri, error: reason } };
 }
 
-const plugin: HealthPlugin = { name: 'libvirt', setup, run };
+const plugin: HealthPlugin = { name: 'lbvt', setup, run };
 export default plugin;

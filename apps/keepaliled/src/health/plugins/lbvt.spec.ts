@@ -4,7 +4,7 @@ import { ExecError, FakeExec, TimeoutError } from '@pvc/runtime';
 import { mutate } from '@pvc/config/testing';
 import { validateConfig } from '@pvc/config';
 import { fakePluginContext } from '../fake-context.js';
-import plugin, { runningHypervisor, virshError } from './libvirt.js';
+import plugin, { runningHypervisor, virshError } from './lbvt.js';
 
 const VERSION_OK = [
   'Compiled against library: libvirt 9.0.0',
@@ -14,7 +14,11 @@ const VERSION_OK = [
   '',
 ].join('\n');
 
-describe('libvirt plugin', () => {
+describe('lbvt (libvirt) plugin', () => {
+  it('is named as the original\'s plugin (part of fault IDs and monitoring_plugins)', () => {
+    assert.equal(plugin.name, 'lbvt');
+  });
+
   it('healthy: virsh version against the configured URI', async () => {
     const exec = new FakeExec().on('virsh -c qemu+tcp://pvchv1/system version', { stdout: VERSION_OK });
     const r = await plugin.run(fakePluginContext({ exec }));

@@ -1,0 +1,140 @@
+/**
+ * The original health daemon's cluster fault conditions (pvc-inventory §9) as pure functions:
+ * facts read from ZK in, the faults that hold now out. No I/O, no time: the writer
+ * (`writer.ts`) reads the facts and stores the result under `/faults/<ID>`.
+ *
+ * @module
+ */
+
+/** One health plugin's last result on a node (`monitoring_data/<plugin>`). */
+export interface PluginFact {
+  name: string;
+  /** `health_delta` (0 when absent or unreadable). */
+  delta: number;
+  message: string;
+}
+
+/** What the conditions read of one node. */
+export interface NodeFact {
+  name: string;
+  /** `daemonstate`; undefined when absent or not a known state. */
+  daemonState: string | undefined;
+  /** `memtotal`, MiB (0 when absent or unreadable). */
+  memTotalMiB: number;
+  /** `memalloc`, MiB (0 when absent or unreadable). */
+  memAllocMiB: number;
+  /** The plugins listed in `monitoring_plugins`, each with its stored result. */
+  plugins: readonly PluginFact[];
+}
+
+/** What the conditions read of one VM. */
+export interface VmFact {
+  uuid: string;
+  /** The `/domains/<uuid>` value; the UUID stands in when it is empty. */
+  name: string;
+  /** `state`; undefined when absent or unknown. */
+  state: string | undefined;
+  failedReason: string;
+}
+
+/** Everything one evaluation needs. */
+export interface ClusterFacts {
+  nodes: readonly NodeFact[];
+  vms: readonly VmFact[];
+}
+
+/** A fault that holds now: its ID (upper case, a `/faults` child name), delta and message. */
+export interface FaultCondition {
+  id: string;
+  delta: number;
+  message: string;
+}
+
+/** Deltas of the original's cluster fault table. */
+export const FAULT_DELTAS = {
+  deadNode: 50,
+  vmFailed: 10,
+  memoryOverprovisioned: 50,
+} as const;
+
+/** A fault ID as the original forms it: the parts joined by `_`, upper-cased. */
+export function faultId(...parts: readonly string[]): string {
+  return parts.join('_').toUpperCase();
+}
+
+/**
+ * The cluster fault decision table. Rows, in output order (nodes and plugins sorted by name, VMs
+ * by name then UUID):
+ *
+ * | condition | ID | delta | message |
+ * |---|---|---|---|
+ * | plugin `health_delta` > 0 | `NODE_PLUGIN_<PLUGIN>_<NODE>` | trunc(plugin delta / 2) | `Node <node> plugin <plugin> reports: <plugin message>` |
+ * | daemonstate `dead` or `fenced` | `DEAD_NODE_<NODE>` | 50 | `Node <node> was dead and/or fenced` |
+ * | VM state `fail` | `VM_FAILED_<NAME>` | 10 | `VM <name> was failed: <failedreason>` (no `: …` when empty) |
+ * | Σ memalloc ≥ Σ memtotal − largest memtotal, Σ memalloc > 0 | `MEMORY_OVERPROVISIONED` | 50 | `Cluster memory was overprovisioned: <alloc>MB >= <N-1 total>MB (N-1)` |
+ * | Ceph OSD out, Ceph HEALTH_WARN / HEALTH_ERR checks | — | — | not evaluated: comes with storage (cephd) |
+ *
+ * The plugin row: a plugin delta of 1 gives a fault with delta 0, as the original's `int(d / 2)`.
+ * The memory row: the original raises it also when nothing is allocated (0 ≥ 0 on a cluster whose
+ * nodes have not reported memory yet, or a one-node cluster without VMs); since faults never
+ * clear, that would stay for good, so an allocation of 0 raises nothing (our deviation).
+ * Two rows giving the same ID (e.g. two VMs with one name): the first is kept.
+ */
+export function evaluateFaults(facts: ClusterFacts): FaultCondition[] {
+  const nodes = [...facts.nodes].sort((a, b) => cmp(a.name, b.name));
+  const out: FaultCondition[] = [];
+  for (const n of nodes) out.push(...pluginFaults(n));
+  for (const n of nodes) {
+    if (n.daemonState === 'dead' || n.daemonState === 'fenced') {
+      out.push({ id: faultId('DEAD_NODE', n.name), delta: FAULT_DELTAS.deadNode, message: `Node ${n.name} was dead and/or fenced` });
+    }
+  }
+  const vms = [...facts.vms].sort((a, b) => cmp(vmName(a), vmName(b)) || cmp(a.uuid, b.uuid));
+  for (const vm of vms) {
+    if (vm.state !== 'fail') continue;
+    const name = vmName(vm);
+    const reason = vm.failedReason.trim();
+    out.push({ id: faultId('VM_FAILED', name), delta: FAULT_DELTAS.vmFailed, message: `VM ${name} was failed${reason ? `: ${reason}` : ''}` });
+  }
+  const memory = memoryFault(nodes);
+  if (memory) out.push(memory);
+  return unique(out);
+}
+
+function pluginFaults(n: NodeFact): FaultCondition[] {
+  return [...n.plugins]
+    .sort((a, b) => cmp(a.name, b.name))
+    .filter((p) => p.delta > 0)
+    .map((p) => ({
+      id: faultId('NODE_PLUGIN', p.name, n.name),
+      delta: Math.trunc(p.delta / 2),
+      message: `Node ${n.name} plugin ${p.name} reports: ${p.message}`,
+    }));
+}
+
+/** The N-1 memory check: could the cluster hold every allocation after losing its largest node? */
+function memoryFault(nodes: readonly NodeFact[]): FaultCondition | undefined {
+  if (nodes.length === 0) return undefined;
+  const totals = nodes.map((n) => Math.max(0, n.memTotalMiB));
+  const alloc = nodes.reduce((s, n) => s + Math.max(0, n.memAllocMiB), 0);
+  const available = totals.reduce((s, t) => s + t, 0) - Math.max(...totals);
+  if (alloc <= 0 || alloc < available) return undefined;
+  return {
+    id: 'MEMORY_OVERPROVISIONED',
+    delta: FAULT_DELTAS.memoryOverprovisioned,
+    message: `Cluster memory was overprovisioned: ${alloc}MB >= ${available}MB (N-1)`,
+  };
+}
+
+function vmName(vm: VmFact): string {
+  return vm.name.trim() === '' ? vm.uuid : vm.name;
+}
+
+function unique(faults: readonly FaultCondition[]): FaultCondition[] {
+  const seen = new Set<string>();
+  return faults.filter((f) => !seen.has(f.id) && (seen.add(f.id), true));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

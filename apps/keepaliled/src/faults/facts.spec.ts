@@ -1,0 +1,61 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { VirtualClock } from '@pvc/runtime';
+import { paths, resetBadValueReports } from '@pvc/zk';
+import { FakeZkServer } from '@pvc/zk/testing';
+import { memoryLogger } from '../testing/fakes.js';
+import { seedBase, seedDomain, seedNode } from '../testing/cluster.js';
+import { mapLimit, readClusterFacts } from './facts.js';
+
+const T0 = 1_700_000_000_000;
+
+describe('readClusterFacts()', () => {
+  it('reads every node and VM through the key codecs', async () => {
+    resetBadValueReports();
+    const clock = new VirtualClock(T0);
+    const server = new FakeZkServer({ clock });
+    const zk = await server.connect();
+    await seedBase(zk);
+    await seedNode(zk, T0, { name: 'hv2', daemonState: 'fenced', memTotalMiB: 16_384 });
+    await seedNode(zk, T0, { name: 'hv1', memTotalMiB: 32_768 });
+    await seedDomain(zk, { uuid: 'aaaaaaaa-0000-4000-8000-000000000001', name: 'web', node: 'hv1', state: 'start' });
+    await seedDomain(zk, { uuid: 'aaaaaaaa-0000-4000-8000-000000000002', name: 'db', node: 'hv1', state: 'fail' });
+    const p = paths.node('hv1').monitoringPlugin('disk');
+    await zk.write([
+      [paths.node('hv1').memAlloc, '20480'],
+      [paths.node('hv2').memAlloc, 'lots'],
+      [paths.node('hv1').monitoringPlugins, 'disk a/b'],
+      [p.root, 'disk'], [p.healthDelta, '20'], [p.message, 'sda failing'],
+      [paths.domain('aaaaaaaa-0000-4000-8000-000000000002').failedReason, 'boom'],
+    ]);
+    const log = memoryLogger();
+    const facts = await readClusterFacts(zk, { logger: log.logger });
+    assert.deepEqual(facts.nodes, [
+      { name: 'hv1', daemonState: 'run', memTotalMiB: 32_768, memAllocMiB: 20_480, plugins: [{ name: 'disk', delta: 20, message: 'sda failing' }] },
+      { name: 'hv2', daemonState: 'fenced', memTotalMiB: 16_384, memAllocMiB: 0, plugins: [] },
+    ]);
+    assert.deepEqual(facts.vms, [
+      { uuid: 'aaaaaaaa-0000-4000-8000-000000000001', name: 'aaaaaaaa-0000-4000-8000-000000000001', state: 'start', failedReason: '' },
+      { uuid: 'aaaaaaaa-0000-4000-8000-000000000002', name: 'db', state: 'fail', failedReason: 'boom' },
+    ]);
+    assert.equal(log.lines.filter((l) => /bad value in Zookeeper/.test(l.msg))[0]?.['key'], paths.node('hv2').memAlloc, 'a bad figure is logged, read as 0');
+    assert.deepEqual(log.messages(/not a plugin key/), ['monitoring_plugins lists a name that is not a plugin key; skipped']);
+  });
+});
+
+describe('mapLimit()', () => {
+  it('keeps input order and never exceeds the limit', async () => {
+    let running = 0;
+    let peak = 0;
+    const out = await mapLimit([5, 1, 4, 2, 3], 2, async (n) => {
+      running++;
+      peak = Math.max(peak, running);
+      for (let i = 0; i < n; i++) await Promise.resolve();
+      running--;
+      return n * 10;
+    });
+    assert.deepEqual(out, [50, 10, 40, 20, 30]);
+    assert.equal(peak, 2);
+  });
+  it('an empty list', async () => assert.deepEqual(await mapLimit([], 8, () => Promise.resolve(1)), []));
+});

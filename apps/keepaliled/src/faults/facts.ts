@@ -1,0 +1,80 @@
+/**
+ * Reads the facts the fault conditions need (`conditions.ts`), every value through its key's
+ * codec: a bad value is logged by `@pvc/zk` (once per key and value) and read as the key's
+ * default, so one bad key never stops a pass.
+ *
+ * @module
+ */
+import type { Logger } from '@pvc/runtime';
+import { describeError } from '@pvc/runtime';
+import { domainKeys, nodeKeys, paths, pluginKeys, readKeys, type ZkClient } from '@pvc/zk';
+import type { ClusterFacts, NodeFact, PluginFact, VmFact } from './conditions.js';
+
+/** Options of the reads: the pass's signal, and the logger bad values are reported to. */
+export interface FactReadOptions {
+  signal?: AbortSignal;
+  logger: Logger;
+}
+
+/** How many objects are read at once: a pass never floods the session the keepalive shares. */
+export const READ_CONCURRENCY = 8;
+
+/** Reads every node and VM fact of the cluster. */
+export async function readClusterFacts(zk: ZkClient, opts: FactReadOptions): Promise<ClusterFacts> {
+  const o = signalOnly(opts);
+  const [nodeNames, uuids] = await Promise.all([zk.children(paths.nodes, o), zk.children(paths.domains, o)]);
+  const nodes = await mapLimit(nodeNames.sort(), READ_CONCURRENCY, (n) => readNodeFact(zk, n, opts));
+  const vms = await mapLimit(uuids.sort(), READ_CONCURRENCY, (u) => readVmFact(zk, u, opts));
+  return { nodes, vms: vms.filter((v): v is VmFact => v !== undefined) };
+}
+
+async function readNodeFact(zk: ZkClient, name: string, opts: FactReadOptions): Promise<NodeFact> {
+  const k = nodeKeys(name);
+  const [daemonState, memTotal, memAlloc, pluginNames] = await readKeys(zk, [k.daemonState, k.memTotal, k.memAlloc, k.monitoringPlugins], opts);
+  const plugins: PluginFact[] = [];
+  for (const plugin of pluginNames) {
+    const fact = await readPluginFact(zk, name, plugin, opts);
+    if (fact) plugins.push(fact);
+  }
+  return { name, daemonState, memTotalMiB: memTotal, memAllocMiB: memAlloc, plugins };
+}
+
+async function readPluginFact(zk: ZkClient, node: string, plugin: string, opts: FactReadOptions): Promise<PluginFact | undefined> {
+  let p: ReturnType<typeof pluginKeys>;
+  try {
+    p = pluginKeys(node, plugin);
+  } catch (err) {
+    // A name that cannot be a path segment (e.g. holds "/"): no such plugin key can exist.
+    opts.logger.warn({ node, plugin, err: describeError(err) }, 'monitoring_plugins lists a name that is not a plugin key; skipped');
+    return undefined;
+  }
+  const [delta, message] = await readKeys(zk, [p.healthDelta, p.message], opts);
+  return { name: plugin, delta, message };
+}
+
+/** A VM's fault facts; the name and reason are read only for a failed VM (one read otherwise). */
+async function readVmFact(zk: ZkClient, uuid: string, opts: FactReadOptions): Promise<VmFact | undefined> {
+  const d = domainKeys(uuid);
+  const [state] = await readKeys(zk, [d.state], opts);
+  if (state !== 'fail') return { uuid, name: uuid, state, failedReason: '' };
+  const [name, failedReason] = await readKeys(zk, [d.root, d.failedReason], opts);
+  return { uuid, name, state, failedReason };
+}
+
+function signalOnly(opts: FactReadOptions): { signal?: AbortSignal } {
+  return opts.signal ? { signal: opts.signal } : {};
+}
+
+/** Maps `items` through `fn` with at most `limit` calls in flight; results in input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
