@@ -15,6 +15,7 @@ import {
   waitFor,
 } from './harness/index.js';
 import type { Cluster, ClusterHost } from './harness/index.js';
+import { waitUntil } from '../support/wait.js';
 
 const NAME = 'pvcht';
 const ZKCLI = '/usr/share/zookeeper/bin/zkCli.sh';
@@ -48,7 +49,13 @@ describe('cluster harness [root only: netns, mount/pid namespaces, libvirtd, ipm
     const znode = `/pvc-harness-${process.pid}`;
     const w = await hv1.exec(ZKCLI, ['-server', `${hv1.clusterIp}:2181`, 'create', znode, 'written-on-hv1'], { timeoutMs: 60_000 });
     assert.equal(w.exitCode, 0, w.stderr);
-    const r = await hv3.exec(ZKCLI, ['-server', `${hv2.clusterIp}:2181`, 'get', znode], { timeoutMs: 60_000 });
+    // A follower applies a committed write a moment after the leader acknowledged it: read until it has.
+    const r = await waitUntil(() => hv3.exec(ZKCLI, ['-server', `${hv2.clusterIp}:2181`, 'get', znode], { timeoutMs: 60_000 }), {
+      what: `${znode} readable through hv2's server`,
+      until: (x) => /^written-on-hv1$/m.test(x.stdout),
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
     assert.match(r.stdout, /^written-on-hv1$/m, `zkCli get via hv2 said:\n${r.stdout}\n${r.stderr}`);
   });
 
@@ -110,6 +117,8 @@ describe('cluster harness [root only: netns, mount/pid namespaces, libvirtd, ipm
     await hv3.waitForLibvirt(60_000);
     assert.deepEqual(await listRunning(hv3), [], 'a power cycle loses the guests');
     await c.zk.waitForAllServing(60_000);
+    // Services start detached at power-on (setsid -f): wait for the marker, as after startService above.
+    await waitUntil(marker, { what: 'the marker service started again at power-on', timeoutMs: 10_000, intervalMs: 250 });
     assert.equal(await marker(), true, 'host services start again at power-on');
     await hv3.stopService('marker');
     await waitFor('marker service stopped', 10_000, async () => ((await marker()) ? undefined : true));

@@ -75,6 +75,24 @@ describe('vmd with real libvirtd + ZK [root only]', () => {
     assert.equal(await zk.read(paths.domain(u).failedReason), '');
   });
 
+  it('stats: the running guest gets the original\'s stats JSON from the real libvirtd (virsh domstats)', async () => {
+    const u = uuid(1);
+    type Stats = { state: string; maxmem: number; livemem: number; cpus: number; cputime: number; mem_stats: Record<string, number>; cpu_stats: Record<string, number>; disk_stats: { name: string; rd_req: number; rd_bytes: number; wr_req: number; wr_bytes: number; err: number }[]; net_stats: unknown[] };
+    const stats = await waitFor('vm1 stats with state RUNNING', 20_000, async () => {
+      const raw = await zk.read(paths.domain(u).stats);
+      if (!raw) return undefined;
+      const s = JSON.parse(raw) as Stats;
+      return s.state === 'RUNNING' && s.cputime > 0 ? s : undefined;
+    }, 200) as Stats;
+    console.log(`stats of vm1: ${JSON.stringify(stats).slice(0, 600)}`);
+    assert.equal(stats.maxmem, 96 * 1024, 'maxmem in KiB as libvirt reports it');
+    assert.ok(stats.livemem > 0 && stats.cpus >= 1);
+    assert.ok(typeof stats.mem_stats === 'object' && stats.mem_stats !== null);
+    assert.ok(stats.cpu_stats.cpu_time !== undefined && stats.cpu_stats.cpu_time > 0, 'cpu_stats.cpu_time');
+    assert.ok(Array.isArray(stats.disk_stats) && Array.isArray(stats.net_stats));
+    for (const d of stats.disk_stats) assert.deepEqual(Object.keys(d).sort(), ['err', 'name', 'rd_bytes', 'rd_req', 'wr_bytes', 'wr_req']);
+  });
+
   it('stop destroys and writes stop; start again; restart gives a new domain id; shutdown; disable', async () => {
     const u = uuid(1);
     await setState(u, 'stop');

@@ -49,8 +49,10 @@ export class FakeNodeDaemons {
   }
 
   private async set(path: string, value: string, event: string): Promise<void> {
-    await this.zk.write([[path, value]]);
+    // Recorded before the write: the CLI under test may see the write (and return) before an
+    // await after it would run.
     this.events.push(event);
+    await this.zk.write([[path, value]]);
   }
 
   private async running(node: string): Promise<string[]> {

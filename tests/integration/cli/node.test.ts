@@ -1,9 +1,9 @@
 // `pvc node ...` against a real Zookeeper; fake daemons (fake-node-daemons.ts) where a command waits.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { realClock } from '@pvc/runtime';
 import { newDomainObject, paths, type ZkClient } from '@pvc/zk';
 import { CliRig, domainXml, type PvcRun } from './support.js';
+import { waitUntil } from '../../support/wait.js';
 import { FakeNodeDaemons, type FakeDaemonKnobs } from './fake-node-daemons.js';
 
 const PASSWORD = 'Secret-IPMI-pass';
@@ -153,14 +153,15 @@ describe('pvc node', () => {
       await rig.zk.ensurePath(paths.logs.node('hv1').root);
       await rig.zk.write([[logKey, lines(1, 12).join('\n')]]);
       const abort = new AbortController();
-      const run = rig.pvc(['node', 'log', 'hv1', '-l', '2', '--follow'], { signal: abort.signal });
-      await realClock.sleep(500);
+      const run = rig.pvcLive(['node', 'log', 'hv1', '-l', '2', '--follow'], { signal: abort.signal });
+      const shown = (line: string): Promise<unknown> => waitUntil(() => run.output().includes(`${line}\n`), { what: `"${line}" printed by node log --follow`, timeoutMs: 10_000 });
+      await shown('line 12');
       await rig.zk.write([[logKey, lines(1, 13).join('\n')]]);
-      await realClock.sleep(300);
+      await shown('line 13');
       await rig.zk.write([[logKey, lines(4, 15).join('\n')]]);
-      await realClock.sleep(300);
+      await shown('line 15');
       abort.abort();
-      const r = await run;
+      const r = await run.done;
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, `${lines(11, 15).join('\n')}\n`);
     });

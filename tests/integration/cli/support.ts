@@ -64,7 +64,15 @@ export class CliRig {
   }
 
   /** Runs `pvc <args>` in-process. */
-  async pvc(args: readonly string[], opts: { env?: Record<string, string>; tty?: boolean; signal?: AbortSignal } = {}): Promise<PvcRun> {
+  pvc(args: readonly string[], opts: { env?: Record<string, string>; tty?: boolean; signal?: AbortSignal } = {}): Promise<PvcRun> {
+    return this.pvcLive(args, opts).done;
+  }
+
+  /**
+   * Starts `pvc <args>` in-process and gives its output so far (`output()`), for a test that waits
+   * for a line of a long-running command (`--follow`) before it acts again.
+   */
+  pvcLive(args: readonly string[], opts: { env?: Record<string, string>; tty?: boolean; signal?: AbortSignal } = {}): { output(): string; done: Promise<PvcRun> } {
     const stdout = new Buffer(opts.tty);
     const stderr = new Buffer(opts.tty);
     const io: CliIo = {
@@ -72,8 +80,8 @@ export class CliRig {
       readFile: (p) => readFile(p, 'utf8'),
       ...(opts.signal ? { signal: opts.signal } : {}),
     };
-    const code = await runCli(args, io);
-    return { code, stdout: stdout.text, stderr: stderr.text };
+    const done = runCli(args, io).then((code) => ({ code, stdout: stdout.text, stderr: stderr.text }));
+    return { output: () => stdout.text, done };
   }
 
   /** Runs `pvc <args>` and fails with its output unless it exits 0. */

@@ -1,9 +1,9 @@
 // `pvc vm list|info|dump|log` against a real Zookeeper, including bad data in the tree.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { newDomainObject, paths } from '@pvc/zk';
 import { domainXml, useRig, type CliRig } from './support.js';
+import { waitUntil } from '../../support/wait.js';
 
 const U1 = '11111111-1111-4111-8111-111111111111';
 const U2 = '22222222-2222-4222-8222-222222222222';
@@ -115,14 +115,15 @@ describe('pvc vm list/info/dump/log', () => {
   it('log --follow prints only new lines as the sliding window moves, until aborted', async () => {
     await rig.zk.write([[paths.domain(U1).consoleLog, 'a\nb\nc\n']]);
     const abort = new AbortController();
-    const run = rig.pvc(['vm', 'log', 'web', '--follow', '-l', '1'], { signal: abort.signal });
-    await sleep(500);
+    const run = rig.pvcLive(['vm', 'log', 'web', '--follow', '-l', '1'], { signal: abort.signal });
+    const shown = (text: string): Promise<unknown> => waitUntil(() => run.output().endsWith(text), { what: `vm log --follow printing ${JSON.stringify(text)}`, timeoutMs: 10_000 });
+    await shown('c\n');
     await rig.zk.write([[paths.domain(U1).consoleLog, 'b\nc\nd\n']]);
-    await sleep(300);
+    await shown('d\n');
     await rig.zk.write([[paths.domain(U1).consoleLog, 'd\ne\nf\n']]);
-    await sleep(300);
+    await shown('f\n');
     abort.abort();
-    const r = await run;
+    const r = await run.done;
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'c\nd\ne\nf\n');
   });

@@ -15,10 +15,11 @@ import { createExec, createLogger, realClock, withTempDir } from '@pvc/runtime';
 import { connectZk } from '@pvc/zk';
 import type { ZkClient } from '@pvc/zk';
 import { createHealthMonitor } from '../../../apps/keepaliled/src/health/index.js';
+import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 
 const SRC_PLUGINS = fileURLToPath(new URL('../../../apps/keepaliled/src/health/plugins/', import.meta.url));
-const SHIPPED = ['disk', 'dpkg', 'libvirt', 'load', 'nics', 'zookeeper'];
+const SHIPPED = ['disk', 'dpkg', 'lbvt', 'load', 'nics', 'zkpr'];
 const INTERVAL = 4000;
 const TIMEOUT = 3000;
 const N = '/nodes/localhost';
@@ -69,11 +70,18 @@ describe('health monitor against real ZooKeeper and the real host', () => {
       await monitor.start();
       console.log(`start (load + setup + initial write): ${realClock.now() - t0} ms`);
       try {
-        assert.equal(await zk.read(`${N}/monitoring_plugins`), 'dpkg hang libvirt load nics zookeeper');
+        assert.equal(await zk.read(`${N}/monitoring_plugins`), 'dpkg hang lbvt load nics zkpr');
         assert.equal(await zk.read(`${N}/monitoring_data/edac`), undefined, 'stale plugin removed');
         assert.equal(await zk.read(`${N}/monitoring_data/disk`), undefined, 'disk not loaded: no smartctl here');
         assert.ok(logs.some((l) => l.includes('health plugin disk not loaded: smartctl not installed')));
-        while (monitor.runs < 2) await realClock.sleep(100);
+        // `runs` counts a run before its ZK write lands: wait until ZK holds the health of the last
+        // completed run (the keys read below), not only for the counter.
+        await waitUntil(async () => ({ runs: monitor.runs, health: monitor.summary().health, inZk: await zk.read(`${N}/monitoring_health`) }), {
+          what: 'two health runs, the last one written to ZK',
+          until: (s) => s.runs >= 2 && s.inZk === String(s.health),
+          timeoutMs: 60_000,
+          intervalMs: 100,
+        });
         console.log(`two runs after ${realClock.now() - t0} ms; largest timer gap ${maxGap} ms`);
       } finally {
         stopTicks();
@@ -82,9 +90,9 @@ describe('health monitor against real ZooKeeper and the real host', () => {
       const read = async (p: string, k: string): Promise<string | undefined> => zk.read(`${N}/monitoring_data/${p}/${k}`);
       assert.match(String(await read('hang', 'message')), /^timed out after 3 s/);
       assert.equal(await read('hang', 'health_delta'), '10');
-      for (const p of ['libvirt', 'zookeeper', 'nics']) assert.equal(await read(p, 'health_delta'), '0', `${p}: ${await read(p, 'message')}`);
+      for (const p of ['lbvt', 'zkpr', 'nics']) assert.equal(await read(p, 'health_delta'), '0', `${p}: ${await read(p, 'message')}`);
       let sum = 0;
-      for (const p of ['dpkg', 'hang', 'libvirt', 'load', 'nics', 'zookeeper']) {
+      for (const p of ['dpkg', 'hang', 'lbvt', 'load', 'nics', 'zkpr']) {
         sum += Number(await read(p, 'health_delta'));
         assert.match(String(await read(p, 'runtime')), /^\d+\.\d\d$/);
         assert.ok(Number(await read(p, 'last_run')) >= Math.floor(t0 / 1000), `${p} last_run is this run's time`);

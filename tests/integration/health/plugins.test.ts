@@ -1,7 +1,7 @@
 /**
  * The built-in health plugins against the real things on this machine: /proc (load), dpkg and apt
- * (dpkg), virsh with libvirt's built-in test driver and an unreachable daemon (libvirt), a real
- * ZooKeeper server (zookeeper), `ip link` (nics), a standalone ipmi_sim BMC through the real
+ * (dpkg), virsh with libvirt's built-in test driver and an unreachable daemon (lbvt), a real
+ * ZooKeeper server (zkpr), `ip link` (nics), a standalone ipmi_sim BMC through the real
  * ipmitool adapter (ipmi), smartctl's absence (disk).
  */
 import assert from 'node:assert/strict';
@@ -20,10 +20,10 @@ import type { HealthPlugin, PluginContext } from '../../../apps/keepaliled/src/h
 import { createDiskPlugin } from '../../../apps/keepaliled/src/health/plugins/disk.js';
 import { createDpkgPlugin } from '../../../apps/keepaliled/src/health/plugins/dpkg.js';
 import ipmiPlugin from '../../../apps/keepaliled/src/health/plugins/ipmi.js';
-import libvirtPlugin from '../../../apps/keepaliled/src/health/plugins/libvirt.js';
+import lbvtPlugin from '../../../apps/keepaliled/src/health/plugins/lbvt.js';
 import loadPlugin from '../../../apps/keepaliled/src/health/plugins/load.js';
 import nicsPlugin from '../../../apps/keepaliled/src/health/plugins/nics.js';
-import zookeeperPlugin from '../../../apps/keepaliled/src/health/plugins/zookeeper.js';
+import zkprPlugin from '../../../apps/keepaliled/src/health/plugins/zkpr.js';
 import { freePort } from '../../support/ports.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 
@@ -65,13 +65,13 @@ describe('built-in health plugins against the real host', () => {
     console.log(`dpkg: ${r.message}`);
   });
 
-  it('libvirt: the test driver answers; an unreachable daemon takes 50', async () => {
-    const ok = await setupAndRun(libvirtPlugin, realCtx(validateConfig(mutate(['pvc.system.configuration.hypervisor.libvirt_uri', 'test:///default']))));
+  it('lbvt (libvirt): the test driver answers; an unreachable daemon takes 50', async () => {
+    const ok = await setupAndRun(lbvtPlugin, realCtx(validateConfig(mutate(['pvc.system.configuration.hypervisor.libvirt_uri', 'test:///default']))));
     assert.equal(ok.delta, 0);
     assert.match(ok.message, /^libvirt at test:\/\/\/default answers \(TEST /);
     const port = await freePort();
     const uri = `qemu+tcp://127.0.0.1:${port}/system`;
-    const down = await libvirtPlugin.run(realCtx(validateConfig(mutate(['pvc.system.configuration.hypervisor.libvirt_uri', uri]))));
+    const down = await lbvtPlugin.run(realCtx(validateConfig(mutate(['pvc.system.configuration.hypervisor.libvirt_uri', uri]))));
     assert.equal(down.delta, 50);
     assert.match(down.message, /Connection refused/);
   });
@@ -99,7 +99,7 @@ describe('built-in health plugins against the real host', () => {
     else assert.equal(why, 'smartctl not installed (apt install smartmontools)');
   });
 
-  describe('zookeeper: a real server', () => {
+  describe('zkpr (ZooKeeper): a real server', () => {
     let server: ZkTestServer;
     before(async () => {
       server = await ZkTestServer.start();
@@ -112,16 +112,16 @@ describe('built-in health plugins against the real host', () => {
       const config = validateConfig(mutate(['pvc.database.zookeeper.port', server.port]));
       // Right after `imok` a fresh server can still answer "not currently serving requests": the
       // plugin reports that (seen here under load); a later run sees it serving.
-      let ok = await setupAndRun(zookeeperPlugin, realCtx(config));
+      let ok = await setupAndRun(zkprPlugin, realCtx(config));
       for (let i = 0; i < 50 && ok.delta !== 0; i++) {
         assert.match(ok.message, /not serving requests/);
         await realClock.sleep(100);
-        ok = await zookeeperPlugin.run(realCtx(config));
+        ok = await zkprPlugin.run(realCtx(config));
       }
       assert.equal(ok.delta, 0, ok.message);
       assert.equal(ok.message, `ZooKeeper at localhost:${server.port} is serving (standalone)`);
       await server.stop();
-      const down = await zookeeperPlugin.run(realCtx(config));
+      const down = await zkprPlugin.run(realCtx(config));
       assert.equal(down.delta, 50);
       assert.match(down.message, /unreachable/);
     });

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { CEPHD, PRIMARY_ROLE, rpcClient, RpcError } from '@pvc/rpc';
 import { realClock, rejectionOf } from '@pvc/runtime';
 import { connectZk, type RealZkClient } from '@pvc/zk';
+import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 import { logLines, startService, type ServiceProcess } from './service-process.js';
 
@@ -32,6 +33,8 @@ describe('cephd with storage disabled (built dist/main.js)', () => {
       assert.deepEqual(await role.setPrimary({ primary: true, reason: 'takeover' }, { deadlineMs: 1000 }), { primary: true });
       assert.deepEqual(await role.setPrimary({ primary: true, reason: 'again' }, { deadlineMs: 1000 }), { primary: true });
       assert.deepEqual(await role.setPrimary({ primary: false, reason: 'relinquish' }, { deadlineMs: 1000 }), { primary: false });
+      // The log lines travel through the child's stdout pipe: the reply can arrive before the last of them.
+      await waitUntil(() => logLines(cephd, /^primary role: /), { what: "two 'primary role' log lines on cephd's stdout", until: (l) => l.length >= 2 });
       assert.deepEqual(logLines(cephd, /^primary role: /).map((l) => [l.msg, l.reason]), [
         ['primary role: primary', 'takeover'],
         ['primary role: secondary', 'relinquish'],

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { writeTestConfig } from '@pvc/config/testing';
 import { checkHealth, getStatus, socketPath, unixTarget, SERVICES } from '@pvc/rpc';
 import { waitFor } from '../../cluster/harness/index.js';
+import { waitUntil } from '../../support/wait.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const mainOf = (s: string): string => join(ROOT, 'apps', s, 'dist', 'main.js');
@@ -56,7 +57,10 @@ describe('service mains (built dist/main.js)', () => {
         child.kill('SIGTERM');
         assert.equal(await exited, 0, output);
         assert.equal(existsSync(sock), false, 'socket left behind');
-        assert.match(output, new RegExp(`"msg":"${service} stopped"`));
+        // 'exit' can come before the pipes are drained: wait for the last line before checking the output.
+        const stopped = new RegExp(`"msg":"${service} stopped"`);
+        await waitUntil(() => output, { what: `the "${service} stopped" log line`, until: (o) => stopped.test(o), timeoutMs: 5000 });
+        assert.match(output, stopped);
         assert.doesNotMatch(output, /Passw0rd|pvcdnsPassw0rd|pvcapiPassw0rd/, 'a password reached the log');
       } finally {
         rmSync(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import { NETD, PRIMARY_ROLE, rpcClient, type NetdApi, type RpcClient } from '@pv
 import { realClock } from '@pvc/runtime';
 import { connectZk, type RealZkClient } from '@pvc/zk';
 import { waitFor } from '../../cluster/harness/index.js';
+import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 import { logLines, startService, type ServiceProcess } from './service-process.js';
 
@@ -131,9 +132,9 @@ describe('netd (built dist/main.js, real sysfs and ZooKeeper)', () => {
     assert.deepEqual(await role.setPrimary({ primary: true, reason: 'takeover' }, { deadlineMs: 1000 }), { primary: true });
     assert.deepEqual(await role.setPrimary({ primary: true, reason: 'takeover again' }, { deadlineMs: 1000 }), { primary: true });
     assert.deepEqual(await role.setPrimary({ primary: false, reason: 'relinquish: test' }, { deadlineMs: 1000 }), { primary: false });
-    // The log lines travel through the child's stdout pipe: wait until the second has arrived.
-    await waitFor('two role log lines', 5_000, () => Promise.resolve(logLines(netd, /^primary role: /).length >= 2 ? true : undefined), 20);
-    await new Promise((r) => setTimeout(r, 200));
+    // The log lines travel through the child's stdout pipe: wait until the second has arrived. (A
+    // wrongly logged no-op 'again' would come before the 'secondary' line on the ordered pipe.)
+    await waitUntil(() => logLines(netd, /^primary role: /), { what: "two 'primary role' log lines on netd's stdout", until: (l) => l.length >= 2 });
     assert.deepEqual(
       logLines(netd, /^primary role: /).map((l) => [l.msg, l.reason]),
       [

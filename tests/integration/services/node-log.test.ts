@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { realClock } from '@pvc/runtime';
 import { connectZk, paths, type RealZkClient } from '@pvc/zk';
 import { waitFor } from '../../cluster/harness/index.js';
+import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 import { startService, type ServiceProcess } from './service-process.js';
 
@@ -34,10 +35,12 @@ describe('node log in ZooKeeper (built dist/main.js of netd and cephd)', () => {
   });
 
   test('both services append human lines prefixed with their name, from start-up on', async (t) => {
-    await waitFor('both services in the node log', 10_000, async () => {
-      const got = await lines();
-      return got.some((l) => l.startsWith('netd: ')) && got.some((l) => l.startsWith('cephd: ')) ? true : undefined;
-    }, 100);
+    // The sinks append in batches: wait for the lines checked below, not just for any line.
+    await waitUntil(lines, {
+      what: "both services' start-up lines in the node log",
+      until: (got) => got.some((l) => /^netd: \S+ INFO  netd started /.test(l)) && got.some((l) => /^cephd: \S+ INFO  cephd started /.test(l)),
+      intervalMs: 100,
+    });
     const got = await lines();
     assert.ok(got.some((l) => /^netd: \S+ INFO  netd started /.test(l)), got.join('\n'));
     assert.ok(got.some((l) => /^cephd: \S+ INFO  cephd started /.test(l)), got.join('\n'));

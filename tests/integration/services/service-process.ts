@@ -70,10 +70,15 @@ export async function startService(service: ServiceName, edits: [string, unknown
   return proc;
 }
 
-/** Parsed JSON log lines of a service whose `msg` matches. */
+/**
+ * Parsed JSON log lines of a service whose `msg` matches. Only complete lines: the pipe may have
+ * delivered part of the next one. The output arrives after the action that logged it: wait for the
+ * lines (waitUntil of tests/support/wait.ts) before asserting on them.
+ */
 export function logLines(proc: ServiceProcess, msg: RegExp): Record<string, unknown>[] {
-  return proc
-    .output()
+  const out = proc.output();
+  return out
+    .slice(0, out.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>)

@@ -71,7 +71,6 @@ describe('supervisor start-up fill of missing schema keys (real Zookeeper)', () 
       // The supervisor's WriteLock contender queues behind our read lock; nothing is filled yet.
       await waitFor('the supervisor contending for /schema/version', 30_000, async () =>
         (await client.children(paths.schema.version)).some((c) => c.includes('__lock__')) ? true : undefined, 20);
-      await new Promise((r) => setTimeout(r, 500));
       assert.equal(await client.exists(vm.migrationMaxDowntime), undefined, 'filled while a read lock was held');
       assert.ok(!sup.lines().some((l) => String(l.msg).startsWith('node present')), 'registered while a read lock was held');
       await reader.release();

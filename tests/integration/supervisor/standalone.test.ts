@@ -104,6 +104,9 @@ describe('supervisor, standalone, real Zookeeper', () => {
       assert.equal(await s.exited, 0, s.output().slice(-3000));
       await waitFor('daemon state stop', 10_000, async () => (states.at(-1) === 'stop' ? true : undefined), 20);
       assert.deepEqual(states.slice(states.indexOf('init')).filter((x) => x !== 'run'), ['init', 'shutdown', 'stop']);
+      // 'exit' can come before the last stdout chunk is read: wait for the four lines themselves.
+      const stoppedLines = (): unknown[] => s.lines().filter((l) => l.to === 'stopped' && l.reason === 'stopped by the supervisor');
+      await waitFor('four "stopped by the supervisor" lines', 5_000, async () => (stoppedLines().length >= 4 ? true : undefined), 20);
       const stopped = s.lines().filter((l) => l.to === 'stopped' && l.reason === 'stopped by the supervisor').map((l) => l.child);
       assert.deepEqual(stopped, ['keepaliled', 'vmd', 'netd', 'cephd']);
       for (const pid of pids) assert.equal(alive(pid), false, `child ${pid} left running`);

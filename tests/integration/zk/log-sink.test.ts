@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger, realClock, type Logger } from '@pvc/runtime';
 import { connectZk, createLock, locks, paths, ZkLogSink, type RealZkClient } from '@pvc/zk';
+import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 
 describe('real ZooKeeper: node log sinks', () => {
@@ -76,6 +77,8 @@ describe('real ZooKeeper: node log sinks', () => {
     await Promise.all([logMany(a.logger, 400), logMany(b.logger, 400)]);
     await Promise.all([a.sink.close(), b.sink.close()]);
     const lines = ((await reader.read(key)) ?? '').split('\n');
+    // The watch delivers its values asynchronously (a re-read each): wait for those counted below.
+    await waitUntil(() => observed, { what: 'three values seen by the watch', until: (n) => n >= 3 });
     stop();
     assert.equal(lines.length, MAX);
     for (const service of ['keepaliled', 'vmd']) {
@@ -94,7 +97,8 @@ describe('real ZooKeeper: node log sinks', () => {
     assert.equal(await held.acquire({ timeoutMs: 2000 }), true);
     const a = await daemon('netd', 'hv3', 50);
     a.logger.info('held back');
-    await realClock.sleep(400);
+    // Not a fixed sleep: wait until the sink queues behind the held lock (its contender appears).
+    await waitUntil(() => other.children(key), { what: "the sink's contender queued behind the held lock", until: (c) => c.length >= 2, timeoutMs: 5000 });
     assert.equal((await other.read(key)) ?? '', '', 'nothing appended while the lock is held');
     await held.release();
     const end = realClock.now() + 3000;
