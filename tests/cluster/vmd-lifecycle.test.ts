@@ -138,7 +138,7 @@ describe('vmd with real libvirtd + ZK [root only]', () => {
       assert.equal(res.vcpuAlloc, 2);
       assert.ok(Number(res.memProvMib) >= 2 * 96 + 96, 'stopped vm2/vm3 assigned here count in memprov');
       const stats = JSON.parse((await waitFor('stats written', 10_000, async () => (await zk.read(paths.domain(uuid(1)).stats)) || undefined, 200)) as string) as Record<string, unknown>;
-      assert.equal(stats.state, 'running');
+      assert.equal(stats.state, 'RUNNING', 'the original\'s spelling (libvirt_vm_states)');
       assert.equal(stats.maxmem, 96 * 1024);
     } finally {
       client.close();
