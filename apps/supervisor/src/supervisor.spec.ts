@@ -154,3 +154,34 @@ test('IPMI self-check result is only logged (BMC as host:port), and does not hol
   await w.clock.advance(0);
   await run;
 });
+
+test('the restart policy follows the fence window of the config: keepalive 1 s × 3 → no delay above 1.5 s; fencing off → the normal 30 s cap', async () => {
+  const capped = fakeWorld(testConfig(...hypervisorOnly(), ['pvc.system.fencing.intervals.keepalive_interval', 1], ['pvc.system.fencing.intervals.fence_intervals', 3]));
+  await initTree(capped);
+  const run = runSupervisor(capped.deps);
+  await capped.clock.advance(0);
+  const rule = capped.lines.find((l) => l.msg === 'restart delays capped at half the fence detection window');
+  assert.equal(rule?.maxDelayMs, 1_500, JSON.stringify(rule));
+  const delays: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    capped.processes.latest('keepaliled').exit(1);
+    await capped.clock.advance(0);
+    const t0 = capped.clock.now();
+    while (capped.processes.latest('keepaliled').ended) await capped.clock.advance(100);
+    delays.push(capped.clock.now() - t0);
+  }
+  assert.deepEqual(delays, [500, 1000, 1500, 1500, 1500]);
+  assert.equal(capped.status.services().find((s) => s.name === 'keepaliled')?.state, 'crash-loop');
+  capped.requestShutdown('SIGTERM');
+  await capped.clock.advance(0);
+  await run;
+
+  const off = fakeWorld(testConfig(...hypervisorOnly(), ['pvc.system.fencing.intervals.fence_intervals', 0]));
+  await initTree(off);
+  const run2 = runSupervisor(off.deps);
+  await off.clock.advance(0);
+  assert.equal(off.lines.find((l) => l.msg === 'restart delays: the normal policy')?.maxDelayMs, 30_000);
+  off.requestShutdown('SIGTERM');
+  await off.clock.advance(0);
+  await run2;
+});

@@ -4,9 +4,12 @@ import type { ZkClient } from '@pvc/zk';
 import { ipmiSelfCheck, checkLibvirt } from './bringup/checks.js';
 import { writeDaemonState } from './bringup/registration.js';
 import { bringUp, type BringUpDeps } from './bringup/sequence.js';
-import type { RestartPolicy } from './children/backoff.js';
+import { socketPath, SERVICES, type ServiceName } from '@pvc/rpc';
+import { restartPolicyFor, type RestartPolicy } from './children/backoff.js';
 import { ChildGroup } from './children/group.js';
+import { waitForSocketsReleased, type ChildSocket } from './children/previous-generation.js';
 import type { ProcessPort, ProcessSpec } from './host/process-port.js';
+import type { SocketHolders } from './host/socket-holders.js';
 import type { SupervisorStatus } from './status.js';
 
 /** Everything the supervisor acts through (built by main.ts; fakes in tests). */
@@ -15,7 +18,12 @@ export interface SupervisorDeps extends BringUpDeps {
   readonly ipmi: Ipmi;
   readonly processes: ProcessPort;
   readonly childSpecs: readonly ProcessSpec[];
+  /** The normal restart policy; capped by the fence window on this node ({@link restartPolicyFor}). */
   readonly policy: RestartPolicy;
+  /** Who still holds the children's sockets (a previous generation), checked before spawning. */
+  readonly socketHolders: SocketHolders;
+  /** Bound of that wait (default 10 s: `SOCKET_RELEASE_BOUND_MS`). */
+  readonly socketReleaseBoundMs?: number;
   readonly status: SupervisorStatus;
   /** Tells systemd the unit is ready (systemd mode). */
   readonly notifyReady: () => Promise<boolean>;
@@ -50,6 +58,37 @@ async function checksAfterRegistration(d: SupervisorDeps, zk: ZkClient): Promise
   return { selfCheck: ipmiSelfCheck(d.config, d.ipmi, d.logger.child({ component: 'ipmi' })) };
 }
 
+function childSockets(d: SupervisorDeps): ChildSocket[] {
+  const dir = d.config.system.configuration.directories.dynamic_directory;
+  return d.childSpecs
+    .filter((s) => (SERVICES as readonly string[]).includes(s.name))
+    .map((s) => ({ child: s.name, path: socketPath(dir, s.name as ServiceName) }));
+}
+
+/**
+ * Standalone: waits (bounded) for a previous generation to release the children's sockets, then
+ * starts the children under the fence-safe restart policy. Undefined when shutdown came first.
+ */
+async function startChildren(d: SupervisorDeps): Promise<ChildGroup | undefined> {
+  const policy = restartPolicyFor(d.policy, d.config.system.fencing.intervals);
+  d.logger.info(
+    { initialDelayMs: policy.initialDelayMs, maxDelayMs: policy.maxDelayMs, fenceIntervals: d.config.system.fencing.intervals },
+    policy === d.policy ? 'restart delays: the normal policy' : 'restart delays capped at half the fence detection window',
+  );
+  try {
+    await waitForSocketsReleased(childSockets(d), { holders: d.socketHolders, clock: d.clock, logger: d.logger, signal: d.signal, boundMs: d.socketReleaseBoundMs });
+  } catch (err) {
+    if (err instanceof AbortedError) return undefined;
+    throw err;
+  }
+  const group = new ChildGroup(d.childSpecs, { processes: d.processes, clock: d.clock, logger: d.logger, policy });
+  d.status.attach(group);
+  group.startAll();
+  d.onChildren?.(group);
+  d.logger.info({ children: d.childSpecs.map((s) => s.name) }, 'services launched');
+  return group;
+}
+
 /**
  * The supervisor's life: bring-up and registration (daemon state `stop`→`init`), the libvirt and
  * IPMI checks, then either the children (standalone) or readiness to systemd; on shutdown, daemon
@@ -71,11 +110,7 @@ export async function runSupervisor(d: SupervisorDeps): Promise<void> {
   const { selfCheck } = await checksAfterRegistration(d, zk);
   let group: ChildGroup | undefined;
   if (d.options.mode === 'standalone') {
-    group = new ChildGroup(d.childSpecs, { processes: d.processes, clock: d.clock, logger: d.logger, policy: d.policy });
-    d.status.attach(group);
-    group.startAll();
-    d.onChildren?.(group);
-    d.logger.info({ children: d.childSpecs.map((s) => s.name) }, 'services launched');
+    group = await startChildren(d);
   } else {
     await d.notifyReady();
     d.logger.info('systemd mode: bring-up done, the other units start now');

@@ -9,6 +9,7 @@ import { dump } from 'js-yaml';
 import { DEFAULT_RESTART_POLICY } from './children/backoff.js';
 import { CHILD_SERVICES } from './children/group.js';
 import { FakeProcessPort } from './host/fake-process.js';
+import type { SocketHold, SocketHolders } from './host/socket-holders.js';
 import type { Probe, ProbeResult, SystemServices } from './host/system-services.js';
 import type { RunOptions } from './options.js';
 import { SupervisorStatus } from './status.js';
@@ -37,6 +38,17 @@ export class FakeServices implements SystemServices {
   }
 }
 
+/** Fake SocketHolders: a path is held by the pids in `held` until the test deletes it. */
+export class FakeSocketHolders implements SocketHolders {
+  readonly held = new Map<string, number[]>();
+  readonly looks: string[] = [];
+  async holders(path: string): Promise<SocketHold | undefined> {
+    this.looks.push(path);
+    const pids = this.held.get(path);
+    return pids ? { pids } : undefined;
+  }
+}
+
 /** Everything faked, plus handles on the fakes. */
 export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
   const clock = new VirtualClock(1_700_000_000_000);
@@ -47,6 +59,7 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
   const services = new FakeServices(clock);
   const sysctl = new FakeSysctl();
   const processes = new FakeProcessPort();
+  const socketHolders = new FakeSocketHolders();
   const ipmi = new FakeIpmi(clock);
   const status = new SupervisorStatus();
   const shutdown = new AbortController();
@@ -82,9 +95,10 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
     processes,
     childSpecs: CHILD_SERVICES.map((name) => ({ name, command: 'node', args: [`${name}.js`] })),
     policy: DEFAULT_RESTART_POLICY,
+    socketHolders,
     status,
     notifyReady: async () => (notified++, true),
     shutdownRequested,
   };
-  return { deps, dirs, clock, zkServer, lines, exec, services, sysctl, processes, ipmi, status, zk, requestShutdown, notified: () => notified };
+  return { deps, dirs, clock, zkServer, lines, exec, services, sysctl, processes, socketHolders, ipmi, status, zk, requestShutdown, notified: () => notified };
 }

@@ -8,6 +8,7 @@ import { DEFAULT_RESTART_POLICY } from './children/backoff.js';
 import { childSpecs } from './children/launch.js';
 import { createHostFacts } from './host/host-facts.js';
 import { createNodeProcessPort } from './host/process-port.js';
+import { createProcSocketHolders } from './host/socket-holders.js';
 import { notifyReady } from './host/systemd-notify.js';
 import { createSystemServices } from './host/system-services.js';
 import type { RunOptions } from './options.js';
@@ -57,6 +58,7 @@ export function realDeps(ctx: ServiceContext, options: RunOptions, status: Super
       resolve: (s) => import.meta.resolve(s),
     }),
     policy: DEFAULT_RESTART_POLICY,
+    socketHolders: createProcSocketHolders(),
     status,
     notifyReady: () => notifyReady(exec, env, logger),
     shutdownRequested: ctx.shutdown.requested,

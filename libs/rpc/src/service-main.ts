@@ -2,10 +2,23 @@ import { parseArgs } from 'node:util';
 import { ConfigError, checkConfigMain, loadConfig, type Config } from '@pvc/config';
 import { createServiceLogging, createShutdown, describeError, realClock, type Logger, type ServiceLogging, type Shutdown } from '@pvc/runtime';
 import { startLocalServer, type LocalServer } from './server.js';
-import { socketPath, type ServiceName } from './sockets.js';
+import { socketPath, unixTarget, type ServiceName } from './sockets.js';
+import { getStatus } from './status.js';
 import { serviceZkLog, type ZkNodeLog } from './zk-log.js';
 import { setBadValueLogger } from '@pvc/zk';
 import type * as grpc from '@grpc/grpc-js';
+
+/** Set to `1` by the standalone supervisor on the children it spawns with an IPC channel. */
+export const SUPERVISED_ENV = 'PVC_SUPERVISED';
+/** How long a service whose supervisor died gets for its graceful stop before it exits anyway (the supervisor's SIGKILL bound). */
+export const SUPERVISOR_GONE_EXIT_MS = 15_000;
+
+/** The IPC channel to a supervising parent, as serviceMain watches it (`process`, or a fake in tests). */
+export interface ParentChannel {
+  readonly connected: boolean;
+  once(event: 'disconnect', listener: () => void): unknown;
+  removeListener(event: 'disconnect', listener: () => void): unknown;
+}
 
 /** What a service's own code receives once the common start-up has succeeded. */
 export interface ServiceContext {
@@ -48,6 +61,12 @@ export interface ServiceMainOptions {
   flags?: Readonly<Record<string, ServiceFlag>>;
   /** Tests trigger shutdown through this. */
   onShutdownReady?: (shutdown: Shutdown) => void;
+  /**
+   * The channel whose closing means "supervisor gone: stop". Default: `process` when the supervisor
+   * spawned this service (`PVC_SUPERVISED=1` and an IPC channel), else none (systemd, by hand).
+   * `null`: none.
+   */
+  parentChannel?: ParentChannel | null;
 }
 
 const USAGE = (s: string, extra: Readonly<Record<string, ServiceFlag>> = {}): string =>
@@ -114,6 +133,43 @@ function startLogging(service: string, config: Config, installHandlers: boolean)
   return { logging, zkLog: zk.handle, stop };
 }
 
+function supervisorChannel(opts: ServiceMainOptions): ParentChannel | undefined {
+  if (opts.parentChannel !== undefined) return opts.parentChannel ?? undefined;
+  return opts.env[SUPERVISED_ENV] === '1' && typeof process.send === 'function' ? process : undefined;
+}
+
+/**
+ * A supervised service stops when its supervisor dies: the IPC channel closes (the kernel closes
+ * the supervisor's end, even on SIGKILL) and the normal graceful stop begins — for vmd that leaves
+ * every VM running (libvirtd owns them). With `hardExit`, a stop that hangs ends the process after
+ * {@link SUPERVISOR_GONE_EXIT_MS}, as the supervisor's SIGKILL would have. Returns the unwatch.
+ */
+function watchSupervisor(channel: ParentChannel | undefined, shutdown: Shutdown, logger: Logger, hardExit: boolean): () => void {
+  if (!channel) return () => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const gone = (): void => {
+    logger.warn({ reason: 'the IPC channel to the supervisor closed' }, 'supervisor gone: stopping');
+    shutdown.trigger('supervisor gone');
+    if (!hardExit) return;
+    timer = setTimeout(() => {
+      logger.error({ afterMs: SUPERVISOR_GONE_EXIT_MS }, 'graceful stop did not finish after the supervisor went: exiting');
+      process.exit(1);
+    }, SUPERVISOR_GONE_EXIT_MS).unref();
+  };
+  if (channel.connected) channel.once('disconnect', gone);
+  else gone();
+  return () => {
+    channel.removeListener('disconnect', gone);
+    clearTimeout(timer);
+  };
+}
+
+/** Who answers on a socket that is in use (StatusService: service and pid), if anyone does quickly. */
+async function socketHolder(path: string): Promise<{ service: string; pid: number } | undefined> {
+  const s = await getStatus(unixTarget(path), { deadlineMs: 1000 }).catch(() => undefined);
+  return s && { service: s.service, pid: s.pid };
+}
+
 async function loadOrReport(opts: ServiceMainOptions, io: ServiceIo): Promise<Config | undefined> {
   try {
     return await loadConfig({ argv: [...opts.argv], env: opts.env });
@@ -147,9 +203,11 @@ export async function serviceMain(opts: ServiceMainOptions): Promise<number> {
   setBadValueLogger(logs.logging.logger.child({ component: 'zk-values' }));
   const shutdown = createShutdown(installHandlers);
   opts.onShutdownReady?.(shutdown);
+  const unwatch = watchSupervisor(supervisorChannel(opts), shutdown, logs.logging.logger, installHandlers);
   try {
     return await runWithServer(opts, config, { logger: logs.logging.logger, zkLog: logs.zkLog }, shutdown, flags.own);
   } finally {
+    unwatch();
     setBadValueLogger(undefined);
     logs.stop();
   }
@@ -164,17 +222,13 @@ async function runWithServer(
 ): Promise<number> {
   const { logger, zkLog } = logs;
   let server: LocalServer;
+  const path = socketPath(config.system.configuration.directories.dynamic_directory, opts.service);
   try {
-    server = await startLocalServer({
-      service: opts.service,
-      node: config.node,
-      version: opts.version,
-      socketPath: socketPath(config.system.configuration.directories.dynamic_directory, opts.service),
-      logger,
-      register: opts.register,
-    });
+    server = await startLocalServer({ service: opts.service, node: config.node, version: opts.version, socketPath: path, logger, register: opts.register });
   } catch (err) {
-    logger.error({ err: describeError(err) }, 'cannot start the local gRPC server');
+    const holder = await socketHolder(path);
+    const held = holder ? `: ${path} is held by ${holder.service} pid ${holder.pid}` : '';
+    logger.error({ err: describeError(err), socket: path, ...(holder && { heldBy: holder }) }, `cannot start the local gRPC server${held}`);
     return 1;
   }
   server.setState('running');

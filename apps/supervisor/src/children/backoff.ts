@@ -22,6 +22,38 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = Object.freeze({
   stopTimeoutMs: 15_000,
 });
 
+/** `system.fencing.intervals`: what the fence detection window is made of. */
+export interface FenceIntervals {
+  /** Seconds between keepalives (≥ 1). */
+  readonly keepalive_interval: number;
+  /** Missed keepalives before a node is fenced; 0 = fencing off. */
+  readonly fence_intervals: number;
+}
+
+/**
+ * The restart-delay cap on a fencing node: half the fence detection window
+ * (`keepalive_interval × fence_intervals / 2`, ms), or undefined when fencing is off
+ * (`fence_intervals` 0).
+ */
+export function fenceSafeDelayCap(f: FenceIntervals): number | undefined {
+  if (f.fence_intervals <= 0) return undefined;
+  return (f.keepalive_interval * f.fence_intervals * 1000) / 2;
+}
+
+/**
+ * The policy every child runs under on this node. Safety invariant: a restart delay never exceeds
+ * half the fence detection window, so a keepaliled that crashes repeatedly is back (and writing
+ * keepalives) before the other coordinators could declare this healthy node dead. The same cap
+ * applies to netd, vmd and cephd whenever it is lower than their normal one (they feed
+ * keepaliled's figures). Fencing off: the normal policy, unchanged. Crash-loop detection and the
+ * stable-run reset are unchanged.
+ */
+export function restartPolicyFor(base: RestartPolicy, f: FenceIntervals): RestartPolicy {
+  const cap = fenceSafeDelayCap(f);
+  if (cap === undefined || cap >= base.maxDelayMs) return base;
+  return Object.freeze({ ...base, maxDelayMs: cap, initialDelayMs: Math.min(base.initialDelayMs, cap) });
+}
+
 /** Delay before restart number `consecutive` (1-based) of a crashing child. */
 export function restartDelay(policy: RestartPolicy, consecutive: number): number {
   const n = Math.max(1, consecutive);

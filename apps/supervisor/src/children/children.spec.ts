@@ -2,23 +2,63 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger, VirtualClock } from '@pvc/runtime';
 import { FakeProcessPort } from '../host/fake-process.js';
-import { DEFAULT_RESTART_POLICY, restartDelay } from './backoff.js';
+import { DEFAULT_RESTART_POLICY, restartDelay, restartPolicyFor, type RestartPolicy } from './backoff.js';
 import { ChildGroup, CHILD_SERVICES } from './group.js';
 import { childSpecs } from './launch.js';
 
-function setup() {
+function setup(policy: RestartPolicy = DEFAULT_RESTART_POLICY) {
   const clock = new VirtualClock(0);
   const processes = new FakeProcessPort();
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ service: 'supervisor', dates: false, destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
   const specs = CHILD_SERVICES.map((name) => ({ name, command: 'node', args: [`${name}.js`] }));
-  const group = new ChildGroup(specs, { processes, clock, logger, policy: DEFAULT_RESTART_POLICY });
+  const group = new ChildGroup(specs, { processes, clock, logger, policy });
   return { clock, processes, lines, group };
 }
 const state = (g: ChildGroup, n: string) => g.snapshots().find((s) => s.name === n);
 
 test('restartDelay: 0.5 s doubling, capped at 30 s', () => {
   assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => restartDelay(DEFAULT_RESTART_POLICY, n)), [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+});
+
+test('fence-safe cap: no restart delay exceeds keepalive_interval × fence_intervals / 2; fencing off or a wide window keeps the normal policy', () => {
+  const delays = (ki: number, fi: number): number[] => {
+    const p = restartPolicyFor(DEFAULT_RESTART_POLICY, { keepalive_interval: ki, fence_intervals: fi });
+    return [1, 2, 3, 4, 5, 6, 7, 8].map((n) => restartDelay(p, n));
+  };
+  assert.deepEqual(delays(5, 6), [500, 1000, 2000, 4000, 8000, 15000, 15000, 15000], 'the sample: 30 s window → 15 s');
+  assert.deepEqual(delays(1, 3), [500, 1000, 1500, 1500, 1500, 1500, 1500, 1500], '3 s window → 1.5 s');
+  assert.deepEqual(delays(1, 1), [500, 500, 500, 500, 500, 500, 500, 500], '1 s window → 0.5 s');
+  assert.deepEqual(delays(1, 0), [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000], 'fencing off: the normal cap');
+  assert.deepEqual(delays(10, 10), [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000], '100 s window: 50 s is above the normal cap');
+  assert.equal(restartPolicyFor(DEFAULT_RESTART_POLICY, { keepalive_interval: 1, fence_intervals: 0 }), DEFAULT_RESTART_POLICY);
+  for (const ki of [1, 2, 5, 10]) {
+    for (const fi of [1, 2, 3, 6, 12]) {
+      const p = restartPolicyFor(DEFAULT_RESTART_POLICY, { keepalive_interval: ki, fence_intervals: fi });
+      for (let n = 1; n <= 40; n++) assert.ok(restartDelay(p, n) <= (ki * fi * 1000) / 2, `${ki}×${fi}, restart ${n}`);
+      assert.deepEqual({ ...p, maxDelayMs: 0, initialDelayMs: 0 }, { ...DEFAULT_RESTART_POLICY, maxDelayMs: 0, initialDelayMs: 0 }, 'only the delays change');
+    }
+  }
+});
+
+test('keepaliled crashing again and again (keepalive 1 s × 3): restarted within 1.5 s every time, the crash loop still reported', async () => {
+  const policy = restartPolicyFor(DEFAULT_RESTART_POLICY, { keepalive_interval: 1, fence_intervals: 3 });
+  const { clock, processes, group, lines } = setup(policy);
+  group.startAll();
+  const delays: number[] = [];
+  for (let i = 0; i < 8; i++) {
+    await clock.advance(0);
+    processes.latest('keepaliled').exit(1);
+    await clock.advance(0);
+    const t0 = clock.now();
+    while (processes.latest('keepaliled').ended) await clock.advance(100);
+    delays.push(clock.now() - t0);
+  }
+  assert.deepEqual(delays, [500, 1000, 1500, 1500, 1500, 1500, 1500, 1500]);
+  assert.equal(state(group, 'keepaliled')?.state, 'crash-loop');
+  const loop = lines.filter((l) => l.level === 50 && l.msg === 'keepaliled is crash-looping');
+  assert.deepEqual(loop.map((l) => l.restartInMs), [1500, 1500, 1500, 1500], 'reported from the 5th crash on, with the capped delay');
+  await group.stopAll();
 });
 
 test('a crashed child is restarted after its backoff; the others keep their processes', async () => {

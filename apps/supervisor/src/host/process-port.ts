@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { SUPERVISED_ENV } from '@pvc/rpc';
 
 /** How a child service is launched. */
 export interface ProcessSpec {
@@ -41,14 +42,17 @@ export function describeExit(e: ProcessExit): string {
  * The real port over node:child_process. Each child gets its own process group (so a Ctrl-C in a
  * terminal reaches only the supervisor, which then stops the children in order) and writes to the
  * supervisor's stdout/stderr directly (its lines carry their own `service` field).
+ * Each child also gets an IPC channel and `PVC_SUPERVISED=1`: nothing is sent on it, but the kernel
+ * closes it when the supervisor dies (even SIGKILL), and serviceMain then stops the child
+ * gracefully — no orphans outlive their supervisor.
  */
 export function createNodeProcessPort(): ProcessPort {
   return {
     spawn(spec) {
       const child = spawn(spec.command, [...spec.args], {
-        stdio: ['ignore', 'inherit', 'inherit'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         detached: true,
-        env: spec.env ?? process.env,
+        env: { ...(spec.env ?? process.env), [SUPERVISED_ENV]: '1' },
       });
       const exited = new Promise<ProcessExit>((resolve) => {
         child.once('error', (err) => resolve({ code: null, signal: null, error: err.message }));
