@@ -4,7 +4,8 @@
  * and keepaliled's election do (docs/vmd.md "Node flush and ready"; apps/keepaliled/src/primary/
  * election.ts), with knobs to make them stall or fail. The real daemons are tested against these
  * keys in their own suites (vmd flusher specs and cluster test; keepaliled election spec and the
- * sim scenario "operator-handover").
+ * sim scenario "operator-handover"). A flush records what it could not do as vmd does: a
+ * `failedreason` starting `Flush of <node>: ` (apps/vmd/src/flush/reasons.ts), then `flushed`.
  */
 import { codec, paths, type Unsubscribe, type ZkClient } from '@pvc/zk';
 import { realClock } from '@pvc/runtime';
@@ -19,7 +20,20 @@ export interface FakeDaemonKnobs {
   hijackBy?: string;
   /** Pause between two steps (ms), so that `--wait` sees the intermediate states. */
   stepMs?: number;
+  /**
+   * VMs a flush cannot move, by UUID: `no-target` = shut down (state stop, node_autostart True,
+   * failedreason); `migration` = 3 aborted moves, left running on the node with a failedreason.
+   */
+  unmovable?: Readonly<Record<string, 'no-target' | 'migration'>>;
 }
+
+/** The texts vmd writes (apps/vmd/src/flush/reasons.ts), for a flush of `node` towards `target`. */
+export const FAKE_REASONS = {
+  noTarget: (node: string, target: string): string =>
+    `Flush of ${node}: no target node fits (${node}: current node of the VM; ${target}: 1024 MiB free < 20000 MiB needed); shut down, node_autostart set (started again by node ready)`,
+  abort: (target: string): string => `Migration to ${target} failed: Timed out waiting for peer`,
+  gaveUp: (node: string, target: string): string => `Flush of ${node}: migration to ${target} failed 3 times: Timed out waiting for peer`,
+};
 
 const COMING = 'migrate';
 
@@ -44,6 +58,9 @@ export class FakeNodeDaemons {
     for (const u of this.unsubs.splice(0)) u();
   }
 
+  /** Wall-clock time (ms) of each event, for bounds on how fast a `--wait` notices it. */
+  readonly at = new Map<string, number>();
+
   private step(): Promise<void> {
     return realClock.sleep(this.knobs.stepMs ?? 60);
   }
@@ -52,6 +69,7 @@ export class FakeNodeDaemons {
     // Recorded before the write: the CLI under test may see the write (and return) before an
     // await after it would run.
     this.events.push(event);
+    this.at.set(event, Date.now());
     await this.zk.write([[path, value]]);
   }
 
@@ -84,7 +102,10 @@ export class FakeNodeDaemons {
     if (target === undefined) return;
     for (const uuid of await this.running(node)) {
       await this.step();
-      await this.moveVm(uuid, node, target, node);
+      const unmovable = this.knobs.unmovable?.[uuid];
+      if (unmovable === 'no-target') await this.shutDownForFlush(uuid, node, target);
+      else if (unmovable === 'migration') await this.failMoves(uuid, node, target);
+      else await this.moveVm(uuid, node, target, node);
       if (this.knobs.dieMidFlush) return this.set(paths.node(node).daemonState, 'dead', `${node} daemonstate dead`);
     }
     await this.step();
@@ -93,7 +114,48 @@ export class FakeNodeDaemons {
     }
   }
 
+  /** No target: `shutdown` + autostart + failedreason in one write (vmd's flusher), then off and `stop` (its reconciler). */
+  private async shutDownForFlush(uuid: string, node: string, target: string): Promise<void> {
+    const d = paths.domain(uuid);
+    this.events.push(`${uuid} shutdown (no target)`);
+    await this.zk.write([[d.state, 'shutdown'], [d.nodeAutostart, 'True'], [d.failedReason, FAKE_REASONS.noTarget(node, target)]]);
+    await this.step();
+    await this.setRunning(node, (await this.running(node)).filter((u) => u !== uuid));
+    await this.set(d.state, 'stop', `${uuid} stop on ${node}`);
+  }
+
+  /** Three moves the sender aborts (state start, node back, its failedreason), then the flush's own failedreason. */
+  private async failMoves(uuid: string, node: string, target: string): Promise<void> {
+    const d = paths.domain(uuid);
+    for (let round = 1; round <= 3; round++) {
+      await this.set(d.state, COMING, `${uuid} migrate ${node} → ${target} (try ${round})`);
+      await this.zk.write([[d.node, target], [d.lastNode, node]]);
+      await this.step();
+      await this.zk.write([[d.state, 'start'], [d.node, node], [d.lastNode, node], [d.failedReason, FAKE_REASONS.abort(target)]]);
+    }
+    this.events.push(`${uuid} given up`);
+    await this.zk.write([[d.failedReason, FAKE_REASONS.gaveUp(node, target)], [d.lastNode, '']]);
+  }
+
+  /** Unflush, before the moves back: autostart VMs start (their start clears failedreason); other flush failures here are cleared. */
+  private async restartAndClear(node: string): Promise<void> {
+    for (const uuid of (await this.zk.children(paths.domains)).sort()) {
+      const d = paths.domain(uuid);
+      const [state, vmNode, autostart, reason] = await Promise.all([d.state, d.node, d.nodeAutostart, d.failedReason].map(async (k) => (await this.zk.read(k)) ?? ''));
+      if (vmNode !== node) continue;
+      if (state === 'stop' && autostart === 'True') {
+        await this.zk.write([[d.state, 'start'], [d.lastNode, ''], [d.nodeAutostart, 'False']]);
+        await this.step();
+        await this.setRunning(node, [...(await this.running(node)), uuid]);
+        await this.set(d.failedReason, '', `${uuid} started on ${node}`);
+      } else if (reason?.startsWith(`Flush of ${node}: `) === true) {
+        await this.set(d.failedReason, '', `${uuid} flush failure cleared`);
+      }
+    }
+  }
+
   private async unflush(node: string): Promise<void> {
+    await this.restartAndClear(node);
     for (const uuid of (await this.zk.children(paths.domains)).sort()) {
       const d = paths.domain(uuid);
       if ((await this.zk.read(d.lastNode)) !== node) continue;

@@ -4,7 +4,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { newDomainObject, paths, type ZkClient } from '@pvc/zk';
 import { CliRig, domainXml, type PvcRun } from './support.js';
 import { waitUntil } from '../../support/wait.js';
-import { FakeNodeDaemons, type FakeDaemonKnobs } from './fake-node-daemons.js';
+import { FAKE_REASONS, FakeNodeDaemons, type FakeDaemonKnobs } from './fake-node-daemons.js';
 
 const PASSWORD = 'Secret-IPMI-pass';
 const uuid = (i: number): string => `0de30000-0000-4000-8000-00000000000${i}`;
@@ -93,14 +93,16 @@ describe('pvc node', () => {
       assert.match(r.stdout, /^Last keepalive:\s+(7|8) s ago$/m);
       assert.match(r.stdout, /^Kernel \/ OS \/ arch:\s+6\.1\.0-test \/ x86_64 \/ x86_64$/m);
       assert.match(r.stdout, /^Running VMs:\s+2: vm1, vm2$/m);
+      assert.match(r.stdout, /^Flush failures:\s+none$/m);
       assert.match(r.stdout, /^IPMI host:\s+hv1-lom$/m);
       assert.match(r.stdout, /^Health plugins:\s+1 \(--long shows them\)$/m);
       assert.doesNotMatch(r.stdout, /sda is 91% full/);
       const long = await rig.pvc(['node', 'info', 'hv1', '--long']);
       assert.match(long.stdout, /^disk\s+10\s+sda is 91% full$/m);
       const json = await rig.pvc(['node', 'info', 'hv1', '-f', 'json']);
-      const info = JSON.parse(json.stdout) as { runningVms: { name: string }[]; keepaliveAgeS: number; plugins: { name: string; delta: number }[]; ipmiHostname: string };
+      const info = JSON.parse(json.stdout) as { runningVms: { name: string }[]; keepaliveAgeS: number; plugins: { name: string; delta: number }[]; ipmiHostname: string; flushFailures: unknown[] };
       assert.deepEqual(info.runningVms.map((v) => v.name), ['vm1', 'vm2']);
+      assert.deepEqual(info.flushFailures, []);
       assert.ok(info.keepaliveAgeS >= 7 && info.keepaliveAgeS <= 8, String(info.keepaliveAgeS));
       assert.deepEqual(info.plugins.map((x) => [x.name, x.delta]), [['disk', 10]]);
       assert.equal(info.ipmiHostname, 'hv1-lom');
@@ -213,12 +215,52 @@ describe('pvc node', () => {
       assert.deepEqual(f.events.filter((e) => e.startsWith('hv1 domainstate')), ['hv1 domainstate flushed', 'hv1 domainstate ready']);
     });
 
+    it('flush --wait ends soon after the flush gives up: exit 1 naming each VM not moved and its reason; node info lists them; ready --wait clears them', async () => {
+      await vmOn(rig, 3, 'hv1');
+      await rig.zk.write([[paths.node('hv1').runningDomains, `${uuid(1)} ${uuid(2)} ${uuid(3)}`]]);
+      // Decoys: a reason of this node's flush on a VM elsewhere (neither node nor lastnode hv1), another node's flush here.
+      await vmOn(rig, 8, 'hv2');
+      await vmOn(rig, 9, 'hv1');
+      await rig.zk.write([[paths.domain(uuid(8)).failedReason, 'Flush of hv1: old'], [paths.domain(uuid(9)).failedReason, 'Flush of hv2: other'], [paths.domain(uuid(9)).state, 'stop']]);
+      const f = daemons({ stepMs: 100, unmovable: { [uuid(1)]: 'no-target', [uuid(2)]: 'migration' } });
+      const r = await rig.pvc(['node', 'flush', 'hv1', '--wait']);
+      const flushedAt = f.at.get('hv1 domainstate flushed');
+      assert.ok(flushedAt !== undefined && Date.now() - flushedAt < 2000, `flush --wait returned ${Date.now() - (flushedAt ?? 0)} ms after flushed`);
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stdout, 'Flushing node hv1: its VMs move to other nodes (domainstate flush)\n');
+      const noTarget = FAKE_REASONS.noTarget('hv1', 'hv2');
+      const gaveUp = FAKE_REASONS.gaveUp('hv1', 'hv2');
+      assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('pvc: ')).join('\n'),
+        `pvc: flush hv1 failed: node hv1 is flushed, but 2 VMs could not be moved: vm1 (stop on hv1): ${JSON.stringify(noTarget)}; vm2 (start on hv1): ${JSON.stringify(gaveUp)}`);
+      assert.match(r.stderr, /^flush hv1: 2 VMs still on hv1: vm2 \((start|migrate → hv2)\), vm3 \(start\)$/m);
+      assert.deepEqual(await Promise.all([paths.domain(uuid(1)).state, paths.domain(uuid(1)).nodeAutostart].map((k) => rig.zk.read(k))), ['stop', 'True']);
+      assert.equal(await rig.zk.read(paths.domain(uuid(3)).node), 'hv2');
+
+      const info = await rig.pvc(['node', 'info', 'hv1']);
+      assert.equal(info.code, 0, info.stderr);
+      assert.match(info.stdout, /^Flush failures:\s+2: vm1, vm2$/m);
+      assert.match(info.stdout, /^Not moved\s+State\s+Node\s+Failed reason$/m);
+      assert.ok(info.stdout.split('\n').some((l) => /^vm1\s+stop\s+hv1\s+/.test(l) && l.endsWith(noTarget)), info.stdout);
+      assert.ok(info.stdout.split('\n').some((l) => /^vm2\s+start\s+hv1\s+/.test(l) && l.endsWith(gaveUp)), info.stdout);
+      assert.doesNotMatch(info.stdout, /vm8|vm9/);
+      const json = JSON.parse(await rig.ok('node', 'info', 'hv1', '-f', 'json')) as { flushFailures: { name: string; state: string; node: string; reason: string }[] };
+      assert.deepEqual(json.flushFailures.map((v) => [v.name, v.state, v.node, v.reason]), [['vm1', 'stop', 'hv1', noTarget], ['vm2', 'start', 'hv1', gaveUp]]);
+
+      const back = await rig.pvc(['node', 'ready', 'hv1', '--wait']);
+      assert.deepEqual([back.code, back.stdout], [0, 'Readying node hv1: its VMs come back (domainstate unflush)\nNode hv1 is ready\n'], back.stderr);
+      assert.deepEqual((await rig.zk.read(paths.node('hv1').runningDomains))?.split(' ').sort(), [uuid(1), uuid(2), uuid(3)]);
+      assert.deepEqual(await Promise.all([1, 2].map((i) => rig.zk.read(paths.domain(uuid(i)).failedReason))), ['', '']);
+      assert.match(await rig.ok('node', 'info', 'hv1'), /^Flush failures:\s+none$/m);
+    });
+
     it('--wait-timeout runs out (exit 4) when the node does not react; the daemon dying mid-flush is exit 1', async () => {
       daemons({ stall: 'flush' });
       const t = await rig.pvc(['node', 'flush', 'hv1', '--wait', '--wait-timeout', '1']);
       assert.equal(t.code, 4);
       assert.match(t.stderr, /^pvc: flush hv1: not done after 1 s \(last seen: 2 VMs still on hv1: vm1 \(start\), vm2 \(start\)\)$/m);
       assert.equal(await rig.zk.read(paths.node('hv1').domainState), 'flush');
+      const back = await rig.pvc(['node', 'ready', 'hv1', '--wait']);
+      assert.deepEqual([back.code, back.stdout], [0, 'Readying node hv1: its VMs come back (domainstate unflush)\nNode hv1 is ready\n'], 'ready works from a flush that never ended');
       fakes?.stop();
       await rig.zk.write([[paths.node('hv1').domainState, 'ready']]);
       daemons({ dieMidFlush: true });

@@ -3,6 +3,7 @@ import type { CliContext } from '../context.js';
 import { refused } from '../errors.js';
 import { findNode, listVmRefs, type VmRef } from '../lookup.js';
 import { stateStyle, type Column, type Format } from '../output.js';
+import { readFlushFailures, type FlushFailure } from './flush-failures.js';
 import { readAllNodes, readNodeSummary, type NodeSummary } from './read.js';
 
 /** Filters of `pvc node list` (the original's `--daemon-state`, `--coordinator-state`, `--domain-state`). */
@@ -12,11 +13,13 @@ export interface NodeFilters {
   domainState?: string;
 }
 
-/** What `pvc node info` shows: the summary plus the keepalive age and the running VMs by name. */
+/** What `pvc node info` shows: the summary plus the keepalive age, the running VMs by name and the flush failures. */
 export interface NodeInfo extends NodeSummary {
   /** Seconds since the last keepalive (by the CLI's clock), or null when there is none. */
   keepaliveAgeS: number | null;
   runningVms: VmRef[];
+  /** VMs (node or lastnode this node) whose failedreason says a flush of this node could not move them. */
+  flushFailures: FlushFailure[];
 }
 
 /** Memory in GiB with one decimal, `-` when unknown. */
@@ -67,18 +70,28 @@ export async function showNodeList(ctx: CliContext, format: Format, filters: Nod
   for (const n of nodes) for (const p of n.problems) ctx.output.note(`${n.name}: ${p}`);
 }
 
+const FLUSH_FAILURE_COLUMNS: readonly Column<FlushFailure>[] = [
+  { header: 'Not moved', value: (v) => v.name },
+  { header: 'State', value: (v) => v.state, style: (v) => stateStyle(v.state) },
+  { header: 'Node', value: (v) => v.node },
+  { header: 'Failed reason', value: (v) => v.reason, style: () => 'red' },
+];
+
 /** Reads what `pvc node info` shows (the node must exist). */
 export async function readNodeInfo(zk: ZkClient, name: string, nowMs: number): Promise<NodeInfo> {
   const node = await findNode(zk, name);
   const s = await readNodeSummary(zk, node);
   if (!s) throw refused(`node ${node} disappeared while being read`);
-  const refs = await listVmRefs(zk);
+  const [refs, flushFailures] = await Promise.all([listVmRefs(zk), readFlushFailures(zk, node)]);
   const runningVms = s.runningDomains.map((uuid) => refs.find((r) => r.uuid === uuid) ?? { uuid, name: '(unknown VM)' });
   const keepaliveAgeS = s.keepalive === null ? null : Math.max(0, Math.round(nowMs / 1000 - s.keepalive));
-  return { ...s, keepaliveAgeS, runningVms };
+  return { ...s, keepaliveAgeS, runningVms, flushFailures };
 }
 
-/** `pvc node info <node>`: key/value lines, the running VMs, and with `long` every health plugin. */
+/**
+ * `pvc node info <node>`: key/value lines, the running VMs, the VMs a flush of the node could not
+ * move (a table with each one's failedreason), and with `long` every health plugin.
+ */
 export async function showNodeInfo(ctx: CliContext, name: string, format: Format, long: boolean): Promise<void> {
   const { zk } = await ctx.cluster();
   const n = await readNodeInfo(zk, name, ctx.io.clock.now());
@@ -98,10 +111,15 @@ export async function showNodeInfo(ctx: CliContext, name: string, format: Format
     ['Memory', `${gib(m.totalMiB)} total, ${gib(m.usedMiB)} used, ${gib(m.freeMiB)} free, ${gib(m.allocMiB)} allocated, ${gib(m.provMiB)} provisioned`],
     ['Running VMs', n.runningVms.length === 0 ? 'none' : `${n.runningVms.length}: ${n.runningVms.map((v) => v.name).join(', ')}`],
     ['VMs counted', dash(n.domainsCount)],
+    ['Flush failures', n.flushFailures.length === 0 ? 'none' : `${n.flushFailures.length}: ${n.flushFailures.map((v) => v.name).join(', ')}`, n.flushFailures.length > 0 ? 'red' : undefined],
     ['IPMI host', n.ipmiHostname || '-'],
     ['Health plugins', long || n.plugins.length === 0 ? String(n.plugins.length) : `${n.plugins.length} (--long shows them)`],
   ];
   ctx.output.keyValues(kv);
+  if (n.flushFailures.length > 0) {
+    ctx.output.line();
+    ctx.output.table(n.flushFailures, FLUSH_FAILURE_COLUMNS);
+  }
   if (long && n.plugins.length > 0) {
     ctx.output.line();
     ctx.output.table(n.plugins, [

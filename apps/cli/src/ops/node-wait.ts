@@ -1,6 +1,7 @@
 import { clusterKeys, domainKeys, nodeKeys, readKey, readKeys, type ZkClient } from '@pvc/zk';
 import { listNodes, listVmRefs } from '../lookup.js';
 import type { WaitStep } from '../wait.js';
+import { describeFlushFailures, readFlushFailures } from './flush-failures.js';
 import type { NodeAction } from './node-plan.js';
 
 /**
@@ -38,10 +39,19 @@ async function nodeStates(zk: ZkClient, node: string): Promise<{ daemon: string;
   return { daemon: daemon ?? '', domain: domain ?? '' };
 }
 
-/** Flush: done at `flushed`; shows the VMs still running on the node (its `runningdomains`). */
+/**
+ * Flush: done at `flushed` — a failure (exit 1) naming each VM the flush could not move and its
+ * reason when any VM carries one (vmd writes them before `flushed`); shows the VMs still running
+ * on the node (its `runningdomains`) meanwhile.
+ */
 export const waitFlush: NodeWaiter = async (zk, node) => {
   const s = await nodeStates(zk, node);
-  if (s.domain === 'flushed') return { done: true, progress: 'no VMs left' };
+  if (s.domain === 'flushed') {
+    const failures = await readFlushFailures(zk, node);
+    if (failures.length === 0) return { done: true, progress: 'no VMs left' };
+    const n = failures.length;
+    return { done: false, failed: `node ${node} is flushed, but ${n} VM${n === 1 ? '' : 's'} could not be moved: ${describeFlushFailures(failures)}` };
+  }
   if (s.domain !== 'flush') return { done: false, failed: `domainstate of ${node} changed to "${s.domain}" (another command or a fence)` };
   if (GONE.has(s.daemon)) return { done: false, failed: `the daemon on ${node} is now ${s.daemon}` };
   const running = await readKey(zk, nodeKeys(node).runningDomains);

@@ -17,11 +17,23 @@ async function stepUntil(r: Rig, done: () => Promise<boolean>, maxMs: number, ch
   throw new Error(`not done within ${maxMs} ms`);
 }
 
-/** Never on two hosts or none; never `flushed` while hv1 runs a VM; at most `limit` moves in flight. */
-function invariants(limit: number, maxInFlight: number[] = []) {
+const FLUSH_REASON = 'Flush of hv1: ';
+
+/**
+ * Never on two hosts (nor on none, except the VMs in `mayStop`); never `flushed` while hv1 runs a
+ * VM without a flush failure in its failedreason; at most `limit` moves in flight.
+ */
+function invariants(limit: number, maxInFlight: number[] = [], mayStop: readonly string[] = []) {
   return async (r: Rig): Promise<void> => {
-    for (const u of r.uuids) assert.equal(r.where(u).length, 1, `${u} runs on ${r.where(u).join(',') || 'no host'}`);
-    if ((await r.domainState('hv1')) === 'flushed') assert.deepEqual(r.uuids.filter((u) => r.hvs.hv1.isRunning(u)), [], 'flushed while a VM runs on hv1');
+    for (const u of r.uuids) {
+      const on = r.where(u);
+      assert.ok(on.length === 1 || (on.length === 0 && mayStop.includes(u)), `${u} runs on ${on.join(',') || 'no host'}`);
+    }
+    if ((await r.domainState('hv1')) === 'flushed') {
+      for (const u of r.uuids.filter((x) => r.hvs.hv1.isRunning(x))) {
+        assert.ok((await r.admin.read(paths.domain(u).failedReason))?.startsWith(FLUSH_REASON), `flushed while ${u} runs on hv1 without a flush failure`);
+      }
+    }
     const states = await Promise.all(r.uuids.map((u) => r.admin.read(paths.domain(u).state)));
     const inFlight = states.filter((s) => s === 'migrate' || s === 'migrate-live').length;
     maxInFlight.push(inFlight);
@@ -67,31 +79,72 @@ describe('node flush / unflush through three vmds (fake ZK, fake libvirt, virtua
     assert.ok(one / four >= 2.5, `one at a time ${one} ms, four at a time ${four} ms`);
   });
 
-  it('a VM that cannot migrate stays on hv1, is retried, then reported; the flush stays in flush; the others leave', async () => {
-    const cap = captureLogger();
-    const r = await flushRig({ vms: 3, limits: { concurrency: 2, maxRounds: 2, retryPauseMs: 5000 }, methods: { 2: 'live' }, logger: cap.logger });
-    r.refuse.add(r.uuids[1]!);
+  it('a VM no node fits is shut down with autostart and a failedreason; flushed; ready starts it here again and clears the reason', async () => {
+    const r = await flushRig({ vms: 3, memoryMiB: { 2: 20_000 }, acpiShutdownMs: 1000 });
+    const big = r.uuids[1]!;
     await r.clock.advance(3000);
     await r.setDomainState('hv1', 'flush');
-    for (let i = 0; i < 900; i++) {
-      await r.clock.advance(100);
-      await invariants(2)(r);
-    }
-    assert.equal(await r.domainState('hv1'), 'flush');
-    assert.deepEqual(r.where(r.uuids[1]!), ['hv1']);
-    assert.deepEqual(r.where(r.uuids[0]!).concat(r.where(r.uuids[2]!)).filter((n) => n === 'hv1'), []);
-    const p = paths.domain(r.uuids[1]!);
-    assert.deepEqual([await r.admin.read(p.state), await r.admin.read(p.node)], ['start', 'hv1']);
-    const tries = r.exec.lines().filter((l) => l.includes(`migrate --live`) && l.includes(r.uuids[1]!)).length;
-    assert.equal(tries, 6, '2 rounds × 3 live attempts');
+    await stepUntil(r, async () => (await r.domainState('hv1')) === 'flushed', 60_000, invariants(4, [], [big]));
+    assert.deepEqual(r.where(big), []);
+    const [state, node, lastNode, autostart, reason] = await r.vmKeys(big);
+    assert.deepEqual([state, node, lastNode, autostart], ['stop', 'hv1', '', 'True']);
+    assert.match(reason ?? '', /^Flush of hv1: no target node fits \(.*hv2: .*20000 MiB.*\); shut down, node_autostart set \(started again by node ready\)$/);
+    assert.equal(onHv1(r), 0);
+    await r.setDomainState('hv1', 'unflush');
+    await stepUntil(r, async () => (await r.domainState('hv1')) === 'ready', 60_000, invariants(4, [], [big]));
+    await stepUntil(r, async () => r.hvs.hv1.isRunning(big) && (await r.vmKeys(big))[4] === '', 10_000, invariants(4, [], [big]));
+    assert.deepEqual(await r.vmKeys(big), ['start', 'hv1', '', 'False', '']);
+    await stepUntil(r, async () => onHv1(r) === 3, 30_000, invariants(4));
+    await r.stop();
+  });
+
+  it('a VM whose moves fail 3 times keeps running on hv1 with a failedreason; flushed within 2 s of the last abort; ready from there', async () => {
+    const cap = captureLogger();
+    const r = await flushRig({ vms: 3, limits: { concurrency: 2, retryPauseMs: 5000 }, methods: { 2: 'live' }, logger: cap.logger });
+    const stuck = r.uuids[1]!;
+    r.refuse.add(stuck);
+    await r.clock.advance(3000);
+    await r.setDomainState('hv1', 'flush');
+    const tries = (): number => r.exec.lines().filter((l) => l.includes('migrate --live') && l.includes(stuck)).length;
+    let lastAbortMs: number | undefined;
+    await stepUntil(r, async () => {
+      const [state, node] = await r.vmKeys(stuck);
+      if (lastAbortMs === undefined && tries() === 9 && state === 'start' && node === 'hv1') lastAbortMs = r.clock.now();
+      return (await r.domainState('hv1')) === 'flushed';
+    }, 120_000, invariants(2));
+    assert.ok(lastAbortMs !== undefined, 'the third round was aborted by the sender');
+    assert.ok(r.clock.now() - lastAbortMs <= 2000, `flushed ${r.clock.now() - lastAbortMs} ms after the last abort`);
+    assert.equal(tries(), 9, '3 rounds × 3 live attempts');
+    assert.deepEqual(r.where(stuck), ['hv1']);
+    const [state, node, lastNode, , reason] = await r.vmKeys(stuck);
+    assert.deepEqual([state, node, lastNode], ['start', 'hv1', '']);
+    assert.match(reason ?? '', /^Flush of hv1: migration to hv[23] failed 3 times: live migration failed: .*Connection refused/);
+    assert.equal(onHv1(r), 1);
     const msgs = cap.lines.map((l) => String(l.msg));
     assert.ok(msgs.includes('flush: VM could not be moved; it stays where it runs and is retried'));
-    assert.ok(msgs.includes('flush: VM could not be moved; giving up on it'));
-    assert.ok(msgs.some((m) => m.startsWith('flush cannot finish')));
-    // Moved by hand meanwhile (the target fixed): the flush notices and finishes.
-    r.refuse.delete(r.uuids[1]!);
-    await r.admin.write([[p.state, 'migrate-live'], [p.node, 'hv2'], [p.lastNode, 'hv1']]);
-    await stepUntil(r, async () => (await r.domainState('hv1')) === 'flushed', 60_000, invariants(2));
+    assert.ok(msgs.includes('flush: VM could not be moved; giving up on it (it keeps running here, its failedreason says why)'));
+    assert.ok(msgs.includes('flush finished: domainstate flushed; VMs that could not be moved still run here (see their failedreason)'));
+    await r.setDomainState('hv1', 'unflush');
+    await stepUntil(r, async () => (await r.domainState('hv1')) === 'ready', 60_000, invariants(2));
+    assert.equal(onHv1(r), 3);
+    assert.deepEqual(await r.vmKeys(stuck), ['start', 'hv1', '', 'False', ''], 'the flush failure is cleared once the node is ready');
+    assert.deepEqual(r.flushers.hv1.history, ['flush done', 'unflush done']);
+    await r.stop();
+  });
+
+  it('a VM given up on and later moved successfully loses the flush failure (the receiver clears failedreason)', async () => {
+    const r = await flushRig({ vms: 2, limits: { maxRounds: 1 }, methods: { 1: 'live' } });
+    const u = r.uuids[0]!;
+    r.refuse.add(u);
+    await r.clock.advance(3000);
+    await r.setDomainState('hv1', 'flush');
+    await stepUntil(r, async () => (await r.domainState('hv1')) === 'flushed', 60_000, invariants(4));
+    assert.match((await r.vmKeys(u))[4] ?? '', /^Flush of hv1: migration to hv[23] failed 1 time: /);
+    r.refuse.delete(u);
+    const p = paths.domain(u);
+    await r.admin.write([[p.state, 'migrate-live'], [p.node, 'hv3'], [p.lastNode, 'hv1']]);
+    await stepUntil(r, async () => r.where(u)[0] === 'hv3' && (await r.vmKeys(u))[0] === 'start', 60_000, invariants(4));
+    assert.deepEqual(await r.vmKeys(u), ['start', 'hv3', 'hv1', 'False', '']);
     await r.stop();
   });
 

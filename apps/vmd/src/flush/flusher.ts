@@ -37,8 +37,10 @@ const DOMAIN_STATE_AFTER: Record<FlushKind, NodeDomainState> = { flush: 'flushed
 /**
  * Node flush / unflush (inventory §2.3): reacts to this node's `domainstate`. `flush` moves every
  * VM off the node, up to `concurrency` at a time, then writes `flushed` — only after libvirt here
- * shows no VM known to ZK. `unflush` brings back the VMs whose lastnode is this node, starts the
- * autostart ones, then writes `ready`. A new flush/unflush (any change of `domainstate`) cancels
+ * shows no VM known to ZK but those given up on (each left running here in `start` with its
+ * `failedreason` written first, so a reader of `flushed` finds every failure). `unflush` brings
+ * back the VMs whose lastnode is this node, starts the autostart ones, clears the flush's
+ * failedreasons, then writes `ready`. A new flush/unflush (any change of `domainstate`) cancels
  * the running one (moves already asked for finish through the migration machinery).
  */
 export class NodeFlusher {
@@ -84,7 +86,6 @@ export class NodeFlusher {
     let jobs: ReadonlyMap<string, FlushJob> = new Map();
     let failures: ReadonlyMap<string, FlushFailure> = new Map();
     let lastError: string | undefined;
-    let stuckLogged = false;
     while (!signal.aborted) {
       try {
         const step = await this.step(kind, jobs, failures, signal);
@@ -92,14 +93,12 @@ export class NodeFlusher {
         failures = step.failures;
         lastError = undefined;
         this.logStep(log, step);
-        if (step.outcome === 'done' && (await this.finish(kind, signal, log))) {
+        if (step.outcome === 'done' && (await this.finish(kind, signal, log, step.leftHere))) {
           this.history.push(`${kind} done`);
-          log.info({ ms: this.deps.clock.now() - t0 }, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}`);
+          const fields = { ms: this.deps.clock.now() - t0, left: step.leftHere.length };
+          if (step.leftHere.length === 0) log.info(fields, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}`);
+          else log.warn({ ...fields, vms: step.leftHere }, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}; VMs that could not be moved still run here (see their failedreason)`);
           return;
-        }
-        if (step.outcome === 'stuck' && !stuckLogged) {
-          stuckLogged = true;
-          log.error({ vms: [...failures.keys()] }, `${kind} cannot finish: VMs still run here after ${this.limits.maxRounds} tries each; domainstate stays ${kind}`);
         }
       } catch (err) {
         const why = describeError(err);
@@ -139,9 +138,10 @@ export class NodeFlusher {
       if (w.node !== undefined) pairs.push(pair(k.node, w.node));
       if (w.lastNode !== undefined) pairs.push(pair(k.lastNode, w.lastNode));
       if (w.autostart !== undefined) pairs.push(pair(k.nodeAutostart, w.autostart));
+      if (w.failedReason !== undefined) pairs.push(pair(k.failedReason, w.failedReason));
       try {
         await this.deps.zk.write(pairs);
-        this.deps.logger.info({ vm: w.name, uuid: w.uuid, state: w.state, node: w.node, why: w.why }, 'flush: VM keys written');
+        this.deps.logger.info({ vm: w.name, uuid: w.uuid, state: w.state, node: w.node, failedreason: w.failedReason, why: w.why }, 'flush: VM keys written');
         if (w.unknownLimitNodes) this.deps.logger.warn({ vm: w.name, key: k.nodeLimit.path, unknown: w.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
       } catch (err) {
         failed.add(w.uuid);
@@ -151,12 +151,15 @@ export class NodeFlusher {
     return failed;
   }
 
-  /** Writes flushed/ready if still asked for and (flush) libvirt here runs no VM known to ZK. */
-  private async finish(kind: FlushKind, signal: AbortSignal, log: Logger): Promise<boolean> {
+  /**
+   * Writes flushed/ready if still asked for and (flush) libvirt here runs no VM known to ZK but
+   * the ones given up on (`leftHere`: state start, node here, their failedreason written).
+   */
+  private async finish(kind: FlushKind, signal: AbortSignal, log: Logger, leftHere: readonly string[]): Promise<boolean> {
     const { zk, node } = this.deps;
     if (kind === 'flush') {
       const known = new Set(await zk.children(paths.domains));
-      const still = (await this.deps.hv.list()).filter((d) => d.active && known.has(d.uuid));
+      const still = (await this.deps.hv.list()).filter((d) => d.active && known.has(d.uuid) && !leftHere.includes(d.uuid));
       if (still.length > 0) {
         log.debug({ vms: still.map((d) => d.name) }, 'flush: VMs still run here; not flushed yet');
         return false;
@@ -173,7 +176,7 @@ export class NodeFlusher {
       const fields = { vm: e.name, uuid: e.uuid, detail: e.detail };
       if (e.kind === 'moved') log.info(fields, 'flush: VM moved');
       else if (e.kind === 'failed') log.warn(fields, 'flush: VM could not be moved; it stays where it runs and is retried');
-      else log.error(fields, 'flush: VM could not be moved; giving up on it');
+      else log.error(fields, 'flush: VM could not be moved; giving up on it (it keeps running here, its failedreason says why)');
     }
   }
 

@@ -1,5 +1,6 @@
 import { planPlacements, withPlacement, type NodeFacts } from '@pvc/placement';
 import type { MigrationMethod, VmState } from '@pvc/zk';
+import { flushReasonPrefix, gaveUpReason, noTargetReason } from './reasons.js';
 
 /** What this node's `domainstate` asks for. */
 export type FlushKind = 'flush' | 'unflush';
@@ -40,6 +41,8 @@ export interface FlushFailure {
   readonly round: number;
   readonly retryAtMs: number;
   readonly why: string;
+  /** The failed job's target (undefined = a shutdown for lack of a target). */
+  readonly target: string | undefined;
 }
 
 /** Bounds of a flush/unflush. */
@@ -62,6 +65,8 @@ export interface FlushWrite {
   readonly node?: string;
   readonly lastNode?: string;
   readonly autostart?: boolean;
+  /** `failedreason` (a flush's outcome, or '' to clear a stale one). */
+  readonly failedReason?: string;
   readonly why: string;
   /** `node_limit` entries that name no known node (reported with the VM's key, never fatal). */
   readonly unknownLimitNodes?: readonly string[];
@@ -89,16 +94,15 @@ export interface FlushStepInput {
   readonly limits: FlushLimits;
 }
 
-/** `working` = keep stepping; `done` = write flushed/ready; `stuck` = nothing left to try, VMs remain. */
-export type FlushOutcome = 'working' | 'done' | 'stuck';
-
-/** What one step decided. */
+/** What one step decided; outcome `working` = keep stepping, `done` = write flushed/ready. */
 export interface FlushStep {
   readonly writes: readonly FlushWrite[];
   readonly jobs: ReadonlyMap<string, FlushJob>;
   readonly failures: ReadonlyMap<string, FlushFailure>;
   readonly events: readonly FlushEvent[];
-  readonly outcome: FlushOutcome;
+  readonly outcome: 'working' | 'done';
+  /** Flush: VMs given up on that still run here (state start, node self, failedreason written); `flushed` allows them. */
+  readonly leftHere: readonly string[];
 }
 
 type JobStatus = { s: 'running' } | { s: 'done' } | { s: 'failed'; why: string };
@@ -133,9 +137,13 @@ export function jobStatus(kind: FlushKind, job: FlushJob, vm: FlushVm | undefine
  * here in `start` goes to a target chosen by `planPlacements` (the selector, §6; this node and the
  * VM's lastnode excluded) with `migrate` (`migrate-live` when its method is `live`), node = target,
  * lastnode = its lastnode if set, else this node (the original's rule); no target → `shutdown` +
- * autostart (the original's rule). `done` only when no VM known to ZK runs here any more. Unflush:
- * VMs whose lastnode is this node come back (`migrate`, node = self, lastnode ""; a VM not in
- * `start` is only reassigned), and VMs assigned here in `stop` with autostart start (flag cleared).
+ * autostart (the original's rule) with a `failedreason` saying so. A VM given up on (`maxRounds`
+ * failed moves, settled back here by the sender's abort: `start`, node = self) keeps running here
+ * and gets a `failedreason` saying why. `done` once every VM still running here is such a VM
+ * (`leftHere`) with its reason written. Unflush: VMs whose lastnode is this node come back
+ * (`migrate`, node = self, lastnode ""; a VM not in `start` is only reassigned), VMs assigned here
+ * in `stop` with autostart start (flag cleared), and a flush's reason on any other VM assigned
+ * here is cleared. Every reason a flush writes starts with `Flush of <self>: `.
  */
 export function planFlushStep(input: FlushStepInput): FlushStep {
   const byUuid = new Map(input.vms.map((v) => [v.uuid, v]));
@@ -150,13 +158,14 @@ export function planFlushStep(input: FlushStepInput): FlushStep {
       events.push({ uuid: job.uuid, name: job.name, kind: 'moved', detail: job.target === undefined ? 'shut down (autostart set)' : `now on ${job.target}` });
     } else {
       const gaveUp = job.round >= input.limits.maxRounds;
-      failures.set(job.uuid, { round: job.round, retryAtMs: gaveUp ? Infinity : input.nowMs + input.limits.retryPauseMs, why: st.why });
+      failures.set(job.uuid, { round: job.round, retryAtMs: gaveUp ? Infinity : input.nowMs + input.limits.retryPauseMs, why: st.why, target: job.target });
       events.push({ uuid: job.uuid, name: job.name, kind: gaveUp ? 'gave-up' : 'failed', detail: `try ${job.round}/${input.limits.maxRounds}: ${st.why}` });
     }
   }
   const ctx = { input, jobs, failures };
-  const writes = input.kind === 'flush' ? startFlushMoves(ctx) : startUnflushMoves(ctx, byUuid);
-  return { writes, jobs, failures, events, outcome: outcomeOf(input, jobs, failures, writes) };
+  const writes = input.kind === 'flush' ? [...startFlushMoves(ctx), ...recordGivenUp(ctx)] : [...startUnflushMoves(ctx, byUuid), ...clearFlushReasons(input)];
+  const leftHere = input.kind === 'flush' ? input.vms.filter((v) => v.runningHere && givenUpHere(ctx, v)).map((v) => v.uuid) : [];
+  return { writes, jobs, failures, events, outcome: outcomeOf(ctx, writes, leftHere), leftHere };
 }
 
 interface StepCtx {
@@ -193,10 +202,13 @@ function startFlushMoves(ctx: StepCtx): FlushWrite[] {
     if (result?.ok) {
       newJob(ctx, vm, result.node);
       const state = vm.method === 'live' ? 'migrate-live' : 'migrate';
-      writes.push({ uuid: vm.uuid, name: vm.name, state, node: result.node, lastNode: vm.lastNode !== '' ? vm.lastNode : input.self, why: result.reason, ...unknown });
+      // A reason left by an earlier flush of this node no longer describes the VM.
+      const stale = vm.failedReason.startsWith(flushReasonPrefix(input.self)) ? { failedReason: '' } : {};
+      writes.push({ uuid: vm.uuid, name: vm.name, state, node: result.node, lastNode: vm.lastNode !== '' ? vm.lastNode : input.self, why: result.reason, ...stale, ...unknown });
     } else {
       newJob(ctx, vm, undefined);
-      writes.push({ uuid: vm.uuid, name: vm.name, state: 'shutdown', autostart: true, why: `no migration target: ${result?.reason ?? 'none'}`, ...unknown });
+      const why = result?.reason ?? 'no nodes';
+      writes.push({ uuid: vm.uuid, name: vm.name, state: 'shutdown', autostart: true, failedReason: noTargetReason(input.self, why), why: `no migration target: ${why}`, ...unknown });
     }
   }
   return writes;
@@ -239,12 +251,46 @@ function startUnflushMoves(ctx: StepCtx, byUuid: ReadonlyMap<string, FlushVm>): 
   return writes;
 }
 
-function outcomeOf(input: FlushStepInput, jobs: ReadonlyMap<string, FlushJob>, failures: ReadonlyMap<string, FlushFailure>, writes: readonly FlushWrite[]): FlushOutcome {
+/** A VM the flush gave up on, settled back here by the sender's abort (state start, node self). */
+function givenUpHere(ctx: StepCtx, vm: FlushVm): boolean {
+  return !ctx.jobs.has(vm.uuid) && ctx.failures.get(vm.uuid)?.retryAtMs === Infinity && vm.node === ctx.input.self && vm.state === 'start';
+}
+
+/**
+ * Flush: each VM given up on and settled here gets its `failedreason` (level-based: rewritten until
+ * it reads back). A lastnode naming this node (the flush's own, restored by the sender's abort) is
+ * cleared: the VM never left.
+ */
+function recordGivenUp(ctx: StepCtx): FlushWrite[] {
+  const { self } = ctx.input;
+  const writes: FlushWrite[] = [];
+  for (const vm of ctx.input.vms) {
+    const failure = ctx.failures.get(vm.uuid);
+    if (!vm.runningHere || failure === undefined || !givenUpHere(ctx, vm)) continue;
+    const reason = gaveUpReason(self, failure.target, failure.round, failure.why);
+    if (vm.failedReason === reason && vm.lastNode !== self) continue;
+    writes.push({ uuid: vm.uuid, name: vm.name, failedReason: reason, ...(vm.lastNode === self ? { lastNode: '' } : {}), why: 'given up: it keeps running here' });
+  }
+  return writes;
+}
+
+/**
+ * Unflush: the node is back, so a flush failure of it on a VM assigned here is history and is
+ * cleared — except on a VM this unflush starts (autostart): its start clears it, or replaces it
+ * with the start's own failure.
+ */
+function clearFlushReasons(input: FlushStepInput): FlushWrite[] {
+  return input.vms
+    .filter((v) => v.node === input.self && v.failedReason.startsWith(flushReasonPrefix(input.self)) && !(v.state === 'stop' && v.autostart))
+    .map((v) => ({ uuid: v.uuid, name: v.name, failedReason: '', why: 'flush failure cleared: the node is readied' }));
+}
+
+function outcomeOf(ctx: StepCtx, writes: readonly FlushWrite[], leftHere: readonly string[]): FlushStep['outcome'] {
+  const { input, jobs, failures } = ctx;
   if (jobs.size > 0 || writes.length > 0) return 'working';
   if (input.kind === 'flush') {
-    const left = input.vms.filter((v) => v.runningHere);
-    if (left.length === 0) return 'done';
-    return left.every((v) => failures.get(v.uuid)?.retryAtMs === Infinity) ? 'stuck' : 'working';
+    const left = input.vms.filter((v) => v.runningHere && !leftHere.includes(v.uuid));
+    return left.length === 0 ? 'done' : 'working';
   }
   const pending = [...failures.values()].some((f) => f.retryAtMs !== Infinity);
   const settling = input.vms.some((v) => v.lastNode === input.self && v.node !== input.self && TRANSIENT.includes(v.state));

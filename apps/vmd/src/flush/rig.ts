@@ -16,16 +16,29 @@ export type NodeName = (typeof NODES)[number];
 
 export const uuidOf = (i: number): string => `dddddddd-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
+/** Knobs of {@link flushRig}; `methods` / `memoryMiB` by VM number (1-based). */
+export interface FlushRigOpts {
+  vms: number;
+  limits?: Partial<FlushLimits>;
+  migrateMs?: number;
+  logger?: Logger;
+  methods?: Record<number, string>;
+  /** XML `<memory>` (default 256); above every node's free memory (11000) no target fits. */
+  memoryMiB?: Record<number, number>;
+  /** A guest's ACPI shutdown takes this long (default: never, vmd destroys after its 10 s timeout). */
+  acpiShutdownMs?: number;
+}
+
 /**
  * `virsh migrate` takes `migrateMs` of virtual time and moves the fake domain; a UUID in
  * `refuse` fails it (as an unreachable target). Every VM starts running on hv1.
  */
-export async function flushRig(opts: { vms: number; limits?: Partial<FlushLimits>; migrateMs?: number; logger?: Logger; methods?: Record<number, string> }) {
+export async function flushRig(opts: FlushRigOpts) {
   const clock = new VirtualClock(1_700_000_000_000);
   const server = new FakeZkServer({ clock });
   const admin = await server.connect();
   for (const p of [paths.nodes, paths.domains]) await admin.ensurePath(p);
-  const hvs = Object.fromEntries(NODES.map((n) => [n, new FakeHypervisor({ clock })])) as Record<NodeName, FakeHypervisor>;
+  const hvs = Object.fromEntries(NODES.map((n) => [n, new FakeHypervisor({ clock, acpiShutdownMs: opts.acpiShutdownMs })])) as Record<NodeName, FakeHypervisor>;
   const refuse = new Set<string>();
   const exec = new FakeExec();
   exec.on('virsh', { exitCode: 0 });
@@ -64,18 +77,24 @@ export async function flushRig(opts: { vms: number; limits?: Partial<FlushLimits
   for (let i = 1; i <= opts.vms; i++) {
     const u = uuidOf(i);
     uuids.push(u);
-    hvs.hv1.addRunning(u, `vm${i}`);
-    const d = newDomainObject({ uuid: u, name: `vm${i}`, xml: testXml(`vm${i}`, u, 256), node: 'hv1', state: 'start', migrationMethod: opts.methods?.[i] });
+    const mem = opts.memoryMiB?.[i] ?? 256;
+    hvs.hv1.addRunning(u, `vm${i}`, mem);
+    const d = newDomainObject({ uuid: u, name: `vm${i}`, xml: testXml(`vm${i}`, u, mem), node: 'hv1', state: 'start', migrationMethod: opts.methods?.[i] });
     await admin.createObject(d.root, d.entries);
   }
   const where = (u: string): NodeName[] => NODES.filter((n) => hvs[n].isRunning(u));
   const domainState = (n: NodeName): Promise<string | undefined> => admin.read(paths.node(n).domainState);
   const setDomainState = (n: NodeName, v: string): Promise<void> => admin.write([[paths.node(n).domainState, v]]);
+  /** A VM's raw `state`, `node`, `lastnode`, `node_autostart`, `failedreason` (absent = ''). */
+  const vmKeys = async (u: string): Promise<string[]> => {
+    const p = paths.domain(u);
+    return Promise.all([p.state, p.node, p.lastNode, p.nodeAutostart, p.failedReason].map(async (k) => (await admin.read(k)) ?? ''));
+  };
   const stop = async (): Promise<void> => {
     ac.abort();
     await clock.advance(10);
     await Promise.all(runs);
     await admin.close();
   };
-  return { clock, admin, hvs, exec, refuse, flushers, uuids, where, domainState, setDomainState, stop };
+  return { clock, admin, hvs, exec, refuse, flushers, uuids, where, domainState, setDomainState, vmKeys, stop };
 }
