@@ -1,32 +1,21 @@
 // The Zookeeper readiness probe against a real server; the supervisor in systemd mode (no
 // children, services reported external); and bring-up starting again from the top while Zookeeper
 // is down, registering as soon as it is up (real processes, real Zookeeper).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { rpcClient, socketPath, SUPERVISOR, unixTarget } from '@pvc/rpc';
-import { paths, type ZkClient } from '@pvc/zk';
+import { paths } from '@pvc/zk';
 import { zookeeperRuok } from '../../../apps/supervisor/src/host/system-services.js';
 import { waitFor } from '../../cluster/harness/index.js';
 import { freePort } from '../../support/ports.js';
-import { ZkTestServer } from '../../support/zk-server.js';
-import { initClusterTree, spawnSupervisor, supervisorConfig, tempDir, zkClient } from './support.js';
+import { spawnSupervisor, supervisorConfig, tempDir, useZkTree, zkClient } from './support.js';
 
 describe('supervisor modes and Zookeeper availability (real Zookeeper)', () => {
-  let zk: ZkTestServer;
-  let client: ZkClient;
-  before(async () => {
-    zk = await ZkTestServer.start();
-    client = await zkClient(zk.port);
-    await initClusterTree(client);
-  });
-  after(async () => {
-    await client?.close();
-    await zk?.destroy();
-  });
+  const tree = useZkTree();
 
   test('ZK readiness probe: imok from a running server; a clear reason from a closed port', async () => {
-    assert.deepEqual(await zookeeperRuok('127.0.0.1', zk.port), { ready: true, detail: 'imok' });
+    assert.deepEqual(await zookeeperRuok('127.0.0.1', tree.server.port), { ready: true, detail: 'imok' });
     const closed = await freePort();
     const r = await zookeeperRuok('127.0.0.1', closed);
     assert.equal(r.ready, false);
@@ -35,10 +24,10 @@ describe('supervisor modes and Zookeeper availability (real Zookeeper)', () => {
 
   test('systemd mode: registers, launches nothing, reports the services external, writes shutdown → stop', { timeout: 60_000 }, async () => {
     const tmp = tempDir('pvc-sup-sd-');
-    const sup = spawnSupervisor(supervisorConfig(tmp.dir, zk.port, await freePort(), [['pvc.node', 'hv2']]), ['--mode', 'systemd']);
+    const sup = spawnSupervisor(supervisorConfig(tmp.dir, tree.server.port, await freePort(), [['pvc.node', 'hv2']]), ['--mode', 'systemd']);
     try {
       const state = paths.node('hv2').daemonState;
-      await waitFor('hv2 init', 30_000, async () => ((await client.read(state)) === 'init' ? true : undefined), 20);
+      await waitFor('hv2 init', 30_000, async () => ((await tree.client.read(state)) === 'init' ? true : undefined), 20);
       const sv = rpcClient(unixTarget(socketPath(join(tmp.dir, 'run'), 'supervisor')), SUPERVISOR);
       try {
         const list = await waitFor('ListServices', 10_000, async () => (await sv.listServices({}, { deadlineMs: 1000 })).services, 50);
@@ -49,7 +38,7 @@ describe('supervisor modes and Zookeeper availability (real Zookeeper)', () => {
       assert.ok(!sup.lines().some((l) => l.msg === 'services launched'));
       sup.child.kill('SIGTERM');
       assert.equal(await sup.exited, 0, sup.output().slice(-2000));
-      assert.equal(await client.read(state), 'stop');
+      assert.equal(await tree.client.read(state), 'stop');
     } finally {
       if (sup.child.exitCode === null) sup.child.kill('SIGKILL');
       tmp.remove();
@@ -58,15 +47,15 @@ describe('supervisor modes and Zookeeper availability (real Zookeeper)', () => {
 
   test('Zookeeper down: gives up after --zk-timeout, starts again from the top, registers once it is up', { timeout: 90_000 }, async () => {
     const tmp = tempDir('pvc-sup-zk-');
-    await zk.stop();
-    const sup = spawnSupervisor(supervisorConfig(tmp.dir, zk.port, await freePort(), [['pvc.node', 'hv3']]), ['--zk-timeout', '1']);
+    await tree.server.stop();
+    const sup = spawnSupervisor(supervisorConfig(tmp.dir, tree.server.port, await freePort(), [['pvc.node', 'hv3']]), ['--zk-timeout', '1']);
     try {
       await waitFor('two restarts from the top', 30_000, async () =>
         sup.lines().filter((l) => l.msg === 'bring-up failed: starting again from the top').length >= 2 ? true : undefined, 50);
       const restart = sup.lines().find((l) => l.msg === 'bring-up failed: starting again from the top');
       assert.equal(restart?.code, 'OPERATION_TIMEOUT', JSON.stringify(restart));
-      await zk.start();
-      const c = await zkClient(zk.port);
+      await tree.server.start();
+      const c = await zkClient(tree.server.port);
       try {
         await waitFor('hv3 init', 30_000, async () => ((await c.read(paths.node('hv3').daemonState)) === 'init' ? true : undefined), 50);
       } finally {
@@ -76,7 +65,7 @@ describe('supervisor modes and Zookeeper availability (real Zookeeper)', () => {
       assert.equal(await sup.exited, 0, sup.output().slice(-2000));
     } finally {
       if (sup.child.exitCode === null) sup.child.kill('SIGKILL');
-      await zk.start();
+      await tree.server.start();
       tmp.remove();
     }
   });

@@ -3,7 +3,7 @@
 // supervisor then brings all four up without a crash loop; a socket still held by someone else is
 // waited for (the holder named) before the children start; a service that was not spawned by the
 // supervisor ignores a closing IPC channel.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -11,11 +11,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { checkHealth, rpcClient, socketPath, SUPERVISOR, SUPERVISED_ENV, unixTarget, type ChildServiceInfo, type ServiceName } from '@pvc/rpc';
 import { realClock } from '@pvc/runtime';
-import type { ZkClient } from '@pvc/zk';
 import { freePort } from '../../support/ports.js';
 import { waitUntil } from '../../support/wait.js';
-import { ZkTestServer } from '../../support/zk-server.js';
-import { alive, initClusterTree, ROOT, spawnSupervisor, supervisorConfig, tempDir, zkClient, type SupervisorProcess } from './support.js';
+import { alive, ROOT, spawnSupervisor, supervisorConfig, type SupervisorProcess, tempDir, useZkTree } from './support.js';
 
 const CHILDREN = ['netd', 'vmd', 'cephd', 'keepaliled'] as const;
 /** The bound the children of a dead supervisor must be gone within. */
@@ -70,21 +68,11 @@ const stoppedLines = (s: SupervisorProcess): Record<string, unknown>[] => s.line
 const childLines = (s: SupervisorProcess, msg: string): Record<string, unknown>[] => s.lines().filter((l) => l.msg === msg);
 
 describe('supervisor, standalone: no orphans, no stale-socket crash loop (real Zookeeper)', () => {
-  let zk: ZkTestServer;
-  let client: ZkClient;
-  before(async () => {
-    zk = await ZkTestServer.start();
-    client = await zkClient(zk.port);
-    await initClusterTree(client);
-  });
-  after(async () => {
-    await client?.close();
-    await zk?.destroy();
-  });
+  const tree = useZkTree();
 
   test('SIGKILLed supervisor: every child stops within 10 s; a new supervisor brings all four up without a crash loop', { timeout: 240_000 }, async () => {
     const tmp = tempDir('pvc-sup-orphans-');
-    const cfg = supervisorConfig(tmp.dir, zk.port, await freePort());
+    const cfg = supervisorConfig(tmp.dir, tree.server.port, await freePort());
     const sock = sockets(tmp.dir);
     const procs: SupervisorProcess[] = [];
     const pids = new Set<number>();
@@ -139,7 +127,7 @@ describe('supervisor, standalone: no orphans, no stale-socket crash loop (real Z
 
   test('a child socket held by another process: the supervisor names the holder and starts the children once it is released', { timeout: 180_000 }, async () => {
     const tmp = tempDir('pvc-sup-held-');
-    const cfg = supervisorConfig(tmp.dir, zk.port, await freePort());
+    const cfg = supervisorConfig(tmp.dir, tree.server.port, await freePort());
     const sock = sockets(tmp.dir);
     const holder = createServer();
     let sup: SupervisorProcess | undefined;
@@ -174,8 +162,8 @@ describe('supervisor, standalone: no orphans, no stale-socket crash loop (real Z
   });
 
   test('serviceMain: a closing IPC channel stops a service only when the supervisor spawned it (PVC_SUPERVISED=1)', { timeout: 120_000 }, async () => {
-    const sup = await startNetd(true, zk.port);
-    const hand = await startNetd(false, zk.port);
+    const sup = await startNetd(true, tree.server.port);
+    const hand = await startNetd(false, tree.server.port);
     try {
       for (const p of [sup, hand]) {
         await waitUntil(() => checkHealth(p.target, '', { deadlineMs: 500 }), { what: 'netd SERVING', timeoutMs: 60_000, intervalMs: 100, until: (h) => h === 'SERVING' });
@@ -200,10 +188,10 @@ describe('supervisor, standalone: no orphans, no stale-socket crash loop (real Z
   });
 
   test('a service whose socket is in use exits 1 naming the socket and the pid holding it', { timeout: 120_000 }, async () => {
-    const first = await startNetd(false, zk.port);
+    const first = await startNetd(false, tree.server.port);
     try {
       await waitUntil(() => checkHealth(first.target, '', { deadlineMs: 500 }), { what: 'netd SERVING', timeoutMs: 60_000, intervalMs: 100, until: (h) => h === 'SERVING' });
-      const second = await startNetd(false, zk.port, first.tmp.dir);
+      const second = await startNetd(false, tree.server.port, first.tmp.dir);
       assert.equal(await second.exited, 1, second.out().slice(-3000));
       const path = socketPath(join(first.tmp.dir, 'run'), 'netd');
       const line = `"msg":"cannot start the local gRPC server: ${path} is held by netd pid ${first.child.pid}"`;

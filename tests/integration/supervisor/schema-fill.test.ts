@@ -3,14 +3,13 @@
 // /schema/version (a Python daemon's leftover from a hot schema update), then creates every absent
 // key of every node, VM, network, OSD and pool with the original's default, one log line per key,
 // before registering; existing values stay; a second start fills nothing.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { realClock } from '@pvc/runtime';
 import { newDomainObject, newNetworkObject, newNodeObject, paths, ReadLock, type ZkClient } from '@pvc/zk';
 import { waitFor } from '../../cluster/harness/index.js';
 import { freePort } from '../../support/ports.js';
-import { ZkTestServer } from '../../support/zk-server.js';
-import { initClusterTree, spawnSupervisor, supervisorConfig, tempDir, zkClient, type SupervisorProcess } from './support.js';
+import { spawnSupervisor, supervisorConfig, type SupervisorProcess, tempDir, useZkTree } from './support.js';
 
 const UUID = '5d0c2c7e-8f4a-4b1e-9c3d-7a6b5c4d3e2f';
 const n = paths.node('hv5');
@@ -48,39 +47,28 @@ async function stopped(sup: SupervisorProcess): Promise<void> {
 }
 
 describe('supervisor start-up fill of missing schema keys (real Zookeeper)', () => {
-  let zk: ZkTestServer;
-  let client: ZkClient;
-  before(async () => {
-    zk = await ZkTestServer.start();
-    client = await zkClient(zk.port);
-    await initClusterTree(client);
-    await seed(client);
-  });
-  after(async () => {
-    await client?.close();
-    await zk?.destroy();
-  });
+  const tree = useZkTree(seed);
 
   test('waits for the schema lock, fills every missing key once with the default, then registers; a restart fills nothing', { timeout: 120_000 }, async () => {
     const tmp = tempDir('pvc-sup-fill-');
-    const cfg = supervisorConfig(tmp.dir, zk.port, await freePort(), [['pvc.node', 'hv5']]);
-    const reader = new ReadLock(client, paths.schema.version, { clock: realClock });
+    const cfg = supervisorConfig(tmp.dir, tree.server.port, await freePort(), [['pvc.node', 'hv5']]);
+    const reader = new ReadLock(tree.client, paths.schema.version, { clock: realClock });
     assert.ok(await reader.acquire({ timeoutMs: 5_000 }));
     let sup = spawnSupervisor(cfg, ['--mode', 'systemd']);
     try {
       // The supervisor's WriteLock contender queues behind our read lock; nothing is filled yet.
       await waitFor('the supervisor contending for /schema/version', 30_000, async () =>
-        (await client.children(paths.schema.version)).some((c) => c.includes('__lock__')) ? true : undefined, 20);
-      assert.equal(await client.exists(vm.migrationMaxDowntime), undefined, 'filled while a read lock was held');
+        (await tree.client.children(paths.schema.version)).some((c) => c.includes('__lock__')) ? true : undefined, 20);
+      assert.equal(await tree.client.exists(vm.migrationMaxDowntime), undefined, 'filled while a read lock was held');
       assert.ok(!sup.lines().some((l) => String(l.msg).startsWith('node present')), 'registered while a read lock was held');
       await reader.release();
 
-      await waitFor('hv5 init', 30_000, async () => ((await client.read(n.daemonState)) === 'init' ? true : undefined), 20);
-      for (const [path, value] of Object.entries(FILLED)) assert.equal(await client.read(path), value, path);
-      assert.equal(await client.read(n.domainState), 'ready', 'existing values untouched');
-      assert.equal(await client.read(osd.node), 'hv5');
-      assert.equal(await client.read(pool.pgs), '64');
-      assert.equal(await client.read(vm.node), 'hv5');
+      await waitFor('hv5 init', 30_000, async () => ((await tree.client.read(n.daemonState)) === 'init' ? true : undefined), 20);
+      for (const [path, value] of Object.entries(FILLED)) assert.equal(await tree.client.read(path), value, path);
+      assert.equal(await tree.client.read(n.domainState), 'ready', 'existing values untouched');
+      assert.equal(await tree.client.read(osd.node), 'hv5');
+      assert.equal(await tree.client.read(pool.pgs), '64');
+      assert.equal(await tree.client.read(vm.node), 'hv5');
       const s = sup;
       const logged = await waitFor('the fill log lines', 10_000, async () => {
         const l = s.lines().filter((x) => String(x.msg).startsWith('filled missing key'));
@@ -88,7 +76,7 @@ describe('supervisor start-up fill of missing schema keys (real Zookeeper)', () 
       }, 20);
       assert.deepEqual(logged.map((l) => l.key).sort(), Object.keys(FILLED).sort(), 'one line per filled key');
       assert.ok(logged.every((l) => l.component === 'schema' && l.level === 30));
-      assert.deepEqual(await client.children(paths.schema.version), [], 'the lock was released');
+      assert.deepEqual(await tree.client.children(paths.schema.version), [], 'the lock was released');
       await stopped(sup);
 
       sup = spawnSupervisor(cfg, ['--mode', 'systemd']);

@@ -1,40 +1,29 @@
 // The real supervisor, standalone, against a real Zookeeper: registration in one transaction, the
 // four services as children, restart of a SIGKILLed child (the others untouched), SIGHUP log
 // reopen, ordered stop with daemon state shutdown → stop, and a malformed config.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkHealth, rpcClient, socketPath, SUPERVISOR, unixTarget, type ChildServiceInfo } from '@pvc/rpc';
 import { realClock } from '@pvc/runtime';
-import { newNodeObject, paths, type ZkClient } from '@pvc/zk';
+import { newNodeObject, paths } from '@pvc/zk';
 import { waitFor } from '../../cluster/harness/index.js';
 import { freePort } from '../../support/ports.js';
-import { ZkTestServer } from '../../support/zk-server.js';
-import { alive, initClusterTree, spawnSupervisor, SUPERVISOR_MAIN, supervisorConfig, tempDir, zkClient, type SupervisorProcess } from './support.js';
+import { alive, spawnSupervisor, SUPERVISOR_MAIN, supervisorConfig, type SupervisorProcess, tempDir, useZkTree } from './support.js';
 
 const CHILDREN = ['netd', 'vmd', 'cephd', 'keepaliled'];
 
 describe('supervisor, standalone, real Zookeeper', () => {
-  let zk: ZkTestServer;
-  let client: ZkClient;
-  before(async () => {
-    zk = await ZkTestServer.start();
-    client = await zkClient(zk.port);
-    await initClusterTree(client);
-  });
-  after(async () => {
-    await client?.close();
-    await zk?.destroy();
-  });
+  const tree = useZkTree();
 
   test('registers, runs the four services, restarts a killed one, reopens its log, stops in order', { timeout: 180_000 }, async () => {
     const tmp = tempDir('pvc-sup-');
-    const cfg = supervisorConfig(tmp.dir, zk.port, await freePort());
+    const cfg = supervisorConfig(tmp.dir, tree.server.port, await freePort());
     const run = (dir: string) => unixTarget(socketPath(join(tmp.dir, 'run'), dir as 'vmd'));
     const states: string[] = [];
-    const unwatch = client.watchData(paths.node('hv1').daemonState, (v) => void (v && states.push(v.data)));
+    const unwatch = tree.client.watchData(paths.node('hv1').daemonState, (v) => void (v && states.push(v.data)));
     let sup: SupervisorProcess | undefined;
     const pids = new Set<number>();
     try {
@@ -50,15 +39,15 @@ describe('supervisor, standalone, real Zookeeper', () => {
       // The whole node object, created in one transaction: every key has the same creation zxid.
       const expected = newNodeObject({ name: 'hv1', daemonMode: 'hypervisor', nowMs: 0, staticData: '', pvcVersion: '', ipmi: { hostname: '', username: '', password: '' } });
       const root = paths.node('hv1').root;
-      const rootStat = await client.exists(root);
+      const rootStat = await tree.client.exists(root);
       for (const [rel] of expected.entries) {
-        const st = await client.exists(rel === '' ? root : `${root}/${rel}`);
+        const st = await tree.client.exists(rel === '' ? root : `${root}/${rel}`);
         assert.ok(st, `${rel} missing`);
         assert.equal(st.czxid, rootStat?.czxid, `${rel} not created in the node's transaction`);
       }
-      assert.equal(await client.read(paths.node('hv1').routerState), 'client');
-      assert.equal(await client.read(paths.node('hv1').ipmiPassword), 'Passw0rd', 'stored as the original does');
-      assert.match((await client.read(paths.node('hv1').staticData)) ?? '', /^\d+ \S+ \S+ \S+$/);
+      assert.equal(await tree.client.read(paths.node('hv1').routerState), 'client');
+      assert.equal(await tree.client.read(paths.node('hv1').ipmiPassword), 'Passw0rd', 'stored as the original does');
+      assert.match((await tree.client.read(paths.node('hv1').staticData)) ?? '', /^\d+ \S+ \S+ \S+$/);
 
       // All four services come up and serve health on their sockets.
       for (const c of CHILDREN) {
@@ -122,7 +111,7 @@ describe('supervisor, standalone, real Zookeeper', () => {
   test('a malformed config exits 2 with a clear message and starts nothing', () => {
     const tmp = tempDir('pvc-sup-bad-');
     try {
-      const cfg = supervisorConfig(tmp.dir, zk.port, 623, [['pvc.system.fencing.intervals.keepalive_interval', 'often']]);
+      const cfg = supervisorConfig(tmp.dir, tree.server.port, 623, [['pvc.system.fencing.intervals.keepalive_interval', 'often']]);
       const r = spawnSync(process.execPath, [...process.execArgv, SUPERVISOR_MAIN, '--config', cfg], { encoding: 'utf8', timeout: 30_000 });
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, /supervisor: .*pvc\.system\.fencing\.intervals\.keepalive_interval: expected an integer ≥ 1, got "often"/);

@@ -1,6 +1,7 @@
 // Runs the real supervisor process (from source, as the test runner runs: --conditions=development
 // --import tsx, so its children run from source too) with a temp config against a real Zookeeper.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after, before } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { writeTestConfig } from '@pvc/config/testing';
 import { realClock } from '@pvc/runtime';
 import { baseKeys, connectZk, paths, type ZkClient } from '@pvc/zk';
 import { DELETE } from '@pvc/config/testing';
+import { ZkTestServer } from '../../support/zk-server.js';
 
 export const ROOT = new URL('../../../', import.meta.url).pathname;
 export const SUPERVISOR_MAIN = join(ROOT, 'apps', 'supervisor', 'src', 'main.ts');
@@ -103,4 +105,38 @@ export function alive(pid: number): boolean {
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A real Zookeeper with an initialised PVC tree, for the tests of one describe block. */
+export interface ZkTree {
+  readonly server: ZkTestServer;
+  readonly client: ZkClient;
+}
+
+/**
+ * Starts a Zookeeper with an initialised tree (and `seed`, if given) before the block's tests and
+ * stops it after them; the returned object's fields are valid inside the tests.
+ */
+export function useZkTree(seed?: (client: ZkClient) => Promise<void>): ZkTree {
+  let server: ZkTestServer | undefined;
+  let client: ZkClient | undefined;
+  before(async () => {
+    server = await ZkTestServer.start();
+    client = await zkClient(server.port);
+    await initClusterTree(client);
+    await seed?.(client);
+  });
+  after(async () => {
+    await client?.close();
+    await server?.destroy();
+  });
+  return {
+    get server() { return defined(server, 'the Zookeeper server'); },
+    get client() { return defined(client, 'the Zookeeper client'); },
+  };
+}
+
+function defined<T>(v: T | undefined, what: string): T {
+  if (v === undefined) throw new Error(`${what} is used outside the tests of its describe block`);
+  return v;
 }
