@@ -20,7 +20,8 @@ export type KeepalivedEvent =
   | { kind: 'fence-start'; node: string; fencer: string; resumed: boolean }
   | { kind: 'fence-result'; node: string; fencer: string; outcome: 'success' | 'failed'; reason: string }
   | { kind: 'fence-skipped'; node: string; fencer: string; reason: string }
-  | { kind: 'vm-recovered'; node: string; vm: string; target: string; fencer: string }
+  /** `retried`: placed by the recovery retry, after recovery had found no target for it. */
+  | { kind: 'vm-recovered'; node: string; vm: string; target: string; fencer: string; retried?: boolean }
   | { kind: 'vm-stopped'; node: string; vm: string; reason: string; fencer: string }
   | { kind: 'vm-left'; node: string; vm: string; reason: string; fencer: string }
   | { kind: 'recovery-done'; node: string; fencer: string; recovered: number; left: number }

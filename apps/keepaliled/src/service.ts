@@ -12,6 +12,8 @@ import { KeepaliveLoop } from './keepalive/keepalive.js';
 import { LivenessTracker } from './fence/liveness.js';
 import { Fencer } from './fence/fencer.js';
 import { FenceMonitor } from './fence/monitor.js';
+import { RecoveryRetry } from './fence/retry.js';
+import { resetWaitMs } from './fence/rules.js';
 import { PrimaryElection } from './primary/election.js';
 import { primaryConfigKeys } from './primary/config-keys.js';
 import { FaultReporter } from './faults/reporter.js';
@@ -56,13 +58,15 @@ function logEvent(logger: Logger, e: KeepalivedEvent): void {
 
 /**
  * keepaliled: the node's keepalives; on coordinators also liveness tracking, fencing with VM
- * recovery, and the primary election; everywhere the suicide watch and the health plugins.
+ * recovery, the recovery retry (on the primary), and the primary election; everywhere the suicide watch and the health plugins.
  */
 export class Keepalived {
   readonly keepalive: KeepaliveLoop;
   readonly election: PrimaryElection | undefined;
   readonly liveness: LivenessTracker | undefined;
   readonly monitor: FenceMonitor | undefined;
+  /** Places VMs recovery left without a target, while this node is the primary coordinator. */
+  readonly retry: RecoveryRetry | undefined;
   /** Cluster faults (`/faults`), written while this node is the primary coordinator. */
   readonly faults: FaultReporter | undefined;
   readonly suicide: SuicideWatch;
@@ -101,6 +105,12 @@ export class Keepalived {
       self: config.node, zk, clock, logger, events: this.emit, liveness: this.liveness, fencer, intervalMs,
       fenceIntervals: f.intervals.fence_intervals, checkEveryMs: deps.fenceCheckEveryMs,
     });
+    this.retry = new RecoveryRetry({
+      self: config.node, zk, clock, logger: logger.child({ component: 'recovery-retry' }), events: this.emit, peers,
+      storageEnabled: config.functions.enable_storage, defaultSelector: config.system.migration.target_selector,
+      liveness: this.liveness, isPrimary: () => this.election?.routerState === 'primary', intervalMs,
+      rules: { failedFence: f.actions.failed_fence, resetWaitMs: resetWaitMs(intervalMs, f.intervals.suicide_intervals) },
+    });
     this.election = new PrimaryElection({
       self: config.node, coordinators: config.cluster.coordinators, zk, clock, logger: logger.child({ component: 'primary' }),
       events: this.emit, peers, mayContend: () => this.keepalive.currentDaemonState === 'run',
@@ -135,7 +145,7 @@ export class Keepalived {
       await this.deps.health.start();
       healthStarted = true;
     });
-    const loops = [this.keepalive.run(signal), this.suicide.run(signal), this.monitor?.run(signal), this.election?.run(signal), this.faults?.run(signal)];
+    const loops = [this.keepalive.run(signal), this.suicide.run(signal), this.monitor?.run(signal), this.retry?.run(signal), this.election?.run(signal), this.faults?.run(signal)];
     try {
       await Promise.all(loops);
     } finally {

@@ -18,7 +18,7 @@ export function formatEvent(e: KeepalivedEvent, vmName: (id: string) => string):
     case 'fence-skipped':
       return `${e.fencer} recovery of ${e.node} skipped (${e.reason})`;
     case 'vm-recovered':
-      return `${e.fencer} recovers ${vmName(e.vm)} from ${e.node} to ${e.target}`;
+      return `${e.fencer} recovers ${vmName(e.vm)} from ${e.node} to ${e.target}${e.retried ? ' (placement retried)' : ''}`;
     case 'vm-stopped':
       return `${e.fencer} stops ${vmName(e.vm)} of ${e.node} (${e.reason.split(':')[0]})`;
     case 'vm-left':

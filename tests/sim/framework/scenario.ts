@@ -34,7 +34,7 @@ export interface SimEvent {
 }
 
 const VERBS: Record<string, number> = {
-  power: 2, network: 2, ipmi: 2, 'zk-expire': 1, zk: 1, maintenance: 1, ready: 1, primary: 1, 'ipmi-latency': 2,
+  power: 2, network: 2, ipmi: 2, 'zk-expire': 1, zk: 1, maintenance: 1, ready: 1, flush: 1, primary: 1, 'ipmi-latency': 2, show: 1,
 };
 
 /** Parses `events.txt` (comments with #, blank lines ignored). Throws naming the bad line. */

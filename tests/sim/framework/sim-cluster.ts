@@ -112,7 +112,29 @@ export class SimCluster {
     }
     else if (e.verb === 'maintenance') await this.adminWrite([[paths.config.maintenance, a === 'on' ? 'true' : 'false']]);
     else if (e.verb === 'ready') await this.adminWrite([[paths.node(node(a).name).domainState, 'unflush']]);
+    // The sim's vmd does not move VMs: `flush` marks a node without VMs flushed, as a finished flush would.
+    else if (e.verb === 'flush') await this.adminWrite([[paths.node(node(a).name).domainState, 'flushed']]);
+    else if (e.verb === 'show') await this.show(a ?? '');
     else if (e.verb === 'primary') await this.adminWrite([[paths.config.primaryNode, a ?? 'none']]);
+  }
+
+  /** `show faults`: every stored fault; `show <vm>`: the VM's keys a recovery touches. */
+  private async show(what: string): Promise<void> {
+    if (what === 'faults') {
+      const ids = (await this.admin?.children(paths.faults.root).catch(() => [] as string[])) ?? [];
+      if (ids.length === 0) this.log('show: no faults');
+      for (const id of ids.sort()) {
+        const f = paths.faults.fault(id);
+        const [delta, status, message] = await Promise.all([this.read(f.delta), this.read(f.status), this.read(f.message)]);
+        this.log(`show: fault ${id} (delta ${delta}, ${status}): ${message}`);
+      }
+      return;
+    }
+    const uuid = [...this.vmNames].find(([, name]) => name === what)?.[0];
+    if (uuid === undefined) throw new Error(`show ${what}: no such VM (or "faults")`);
+    const d = paths.domain(uuid);
+    const [state, node, lastnode, autostart, reason] = await Promise.all([d.state, d.node, d.lastNode, d.nodeAutostart, d.failedReason].map((p) => this.read(p)));
+    this.log(`show: ${what} state ${state} node ${node} lastnode "${lastnode}" node_autostart ${autostart} failedreason "${reason}"`);
   }
 
   private async adminWrite(pairs: [string, string][]): Promise<void> {

@@ -6,9 +6,14 @@ function node(name: string, o: Partial<Omit<NodeFact, 'name'>> = {}): NodeFact {
   return { name, daemonState: 'run', memTotalMiB: 32_768, memAllocMiB: 0, plugins: [], ...o };
 }
 
-function vm(name: string, state: string | undefined, failedReason = '', uuid = `uuid-${name}`): VmFact {
-  return { uuid, name, state, failedReason };
+function vm(name: string, state: string | undefined, failedReason = '', uuid = `uuid-${name}`, nodeAutostart = false): VmFact {
+  return { uuid, name, state, failedReason, nodeAutostart };
 }
+
+/** A VM as fence recovery leaves it when it finds no target (`recovery.ts`). */
+const NO_TARGET = 'Recovery from fenced node hv3: no target (hv2: domain state flushed)';
+const waiting = (name: string, o: { state?: string; reason?: string; autostart?: boolean; uuid?: string } = {}): VmFact =>
+  vm(name, o.state ?? 'stop', o.reason ?? NO_TARGET, o.uuid ?? `uuid-${name}`, o.autostart ?? true);
 
 const plugin = (name: string, delta: number, message = 'ok'): PluginFact => ({ name, delta, message });
 
@@ -42,6 +47,16 @@ const TABLE: [string, ClusterFacts, string[]][] = [
   }, []],
   ['VM without a name: its UUID stands in', { nodes: [node('hv1'), node('hv2')], vms: [vm('', 'fail', '', 'abcd-ef')] }, ['VM_FAILED_ABCD-EF/10']],
   ['two failed VMs with one name: one fault', { nodes: [node('hv1'), node('hv2')], vms: [vm('dup', 'fail', 'a', 'u1'), vm('dup', 'fail', 'b', 'u2')] }, ['VM_FAILED_DUP/10']],
+  // VM no-target row (ours)
+  ['VM stop + node_autostart True + recovery\'s no-target reason → VM_NO_TARGET 10', { nodes: [node('hv1'), node('hv3', { daemonState: 'run' })], vms: [waiting('web1')] }, ['VM_NO_TARGET_WEB1/10']],
+  ['no-target reason but node_autostart False (an operator stopped it): nothing', { nodes: [node('hv1')], vms: [waiting('web1', { autostart: false })] }, []],
+  ['stop + node_autostart True with another reason (a flush without target): nothing', { nodes: [node('hv1')], vms: [waiting('web1', { reason: 'migration aborted' }), waiting('web2', { reason: '' })] }, []],
+  ['the prefix must start the reason', { nodes: [node('hv1')], vms: [waiting('web1', { reason: `x ${NO_TARGET}` })] }, []],
+  ['started again (state start, the reason not yet cleared): nothing', { nodes: [node('hv1')], vms: [waiting('web1', { state: 'start' })] }, []],
+  ['failed with the no-target reason: the failed row only', { nodes: [node('hv1')], vms: [waiting('web1', { state: 'fail' })] }, ['VM_FAILED_WEB1/10']],
+  ['no-target VMs sorted by name with the failed ones', {
+    nodes: [node('hv1')], vms: [waiting('b'), vm('c', 'fail'), waiting('a')],
+  }, ['VM_NO_TARGET_A/10', 'VM_NO_TARGET_B/10', 'VM_FAILED_C/10']],
   // memory row: Σ alloc ≥ Σ total − max total
   ['memory: alloc below N-1 capacity: nothing', { nodes: [node('hv1', { memAllocMiB: 30_000 }), node('hv2', { memAllocMiB: 30_000 }), node('hv3')], vms: [] }, []],
   ['memory: alloc equal to N-1 capacity → overprovisioned', {
@@ -56,8 +71,8 @@ const TABLE: [string, ClusterFacts, string[]][] = [
   // all rows together, in table order
   ['every row at once, in table order', {
     nodes: [node('hv1', { plugins: [plugin('psql', 50)], memAllocMiB: 70_000 }), node('hv2', { daemonState: 'fenced' })],
-    vms: [vm('db', 'fail', 'x')],
-  }, ['NODE_PLUGIN_PSQL_HV1/25', 'DEAD_NODE_HV2/50', 'VM_FAILED_DB/10', 'MEMORY_OVERPROVISIONED/50']],
+    vms: [vm('db', 'fail', 'x'), waiting('web')],
+  }, ['NODE_PLUGIN_PSQL_HV1/25', 'DEAD_NODE_HV2/50', 'VM_FAILED_DB/10', 'VM_NO_TARGET_WEB/10', 'MEMORY_OVERPROVISIONED/50']],
 ];
 
 describe('evaluateFaults(): the cluster fault table', () => {
@@ -77,6 +92,9 @@ describe('evaluateFaults(): messages', () => {
   it('failed VM: with its failedreason, without a dangling colon when there is none', () => {
     const facts = { nodes: [node('hv1'), node('hv2')], vms: [vm('a', 'fail', 'no target node'), vm('b', 'fail', '  ')] };
     assert.deepEqual(messages(facts), ['VM a was failed: no target node', 'VM b was failed']);
+  });
+  it('no target: the VM and recovery\'s reason', () => {
+    assert.deepEqual(messages({ nodes: [node('hv1')], vms: [waiting('web1')] }), [`VM web1 is stopped, waiting for a recovery target: ${NO_TARGET}`]);
   });
   it('memory: the figures compared', () => {
     const facts = { nodes: [node('hv1', { memAllocMiB: 40_000 }), node('hv2', { memTotalMiB: 16_384 })], vms: [] };

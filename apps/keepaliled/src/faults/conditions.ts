@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isNoTargetReason } from '../fence/rules.js';
 
 /** One health plugin's last result on a node (`monitoring_data/<plugin>`). */
 export interface PluginFact {
@@ -35,6 +36,8 @@ export interface VmFact {
   /** `state`; undefined when absent or unknown. */
   state: string | undefined;
   failedReason: string;
+  /** `node_autostart`. */
+  nodeAutostart: boolean;
 }
 
 /** Everything one evaluation needs. */
@@ -54,6 +57,8 @@ export interface FaultCondition {
 export const FAULT_DELTAS = {
   deadNode: 50,
   vmFailed: 10,
+  /** Ours, beyond the original's table: a VM fence recovery could not place (see below). */
+  vmNoTarget: 10,
   memoryOverprovisioned: 50,
 } as const;
 
@@ -71,6 +76,7 @@ export function faultId(...parts: readonly string[]): string {
  * | plugin `health_delta` > 0 | `NODE_PLUGIN_<PLUGIN>_<NODE>` | trunc(plugin delta / 2) | `Node <node> plugin <plugin> reports: <plugin message>` |
  * | daemonstate `dead` or `fenced` | `DEAD_NODE_<NODE>` | 50 | `Node <node> was dead and/or fenced` |
  * | VM state `fail` | `VM_FAILED_<NAME>` | 10 | `VM <name> was failed: <failedreason>` (no `: …` when empty) |
+ * | VM state `stop`, `node_autostart` True, `failedreason` starting `Recovery from fenced node ` | `VM_NO_TARGET_<NAME>` | 10 | `VM <name> is stopped, waiting for a recovery target: <failedreason>` |
  * | Σ memalloc ≥ Σ memtotal − largest memtotal, Σ memalloc > 0 | `MEMORY_OVERPROVISIONED` | 50 | `Cluster memory was overprovisioned: <alloc>MB >= <N-1 total>MB (N-1)` |
  * | Ceph OSD out, Ceph HEALTH_WARN / HEALTH_ERR checks | — | — | not evaluated: comes with storage (cephd) |
  *
@@ -78,6 +84,12 @@ export function faultId(...parts: readonly string[]): string {
  * The memory row: the original raises it also when nothing is allocated (0 ≥ 0 on a cluster whose
  * nodes have not reported memory yet, or a one-node cluster without VMs); since faults never
  * clear, that would stay for good, so an allocation of 0 raises nothing (our deviation).
+ * The no-target row is ours (the original has none; its recovery wrote nothing for such a VM,
+ * pvc-inventory §3.4 **[bug?]**): fence recovery writes that `failedreason` when it finds no
+ * target, and the VM stays in this state until the recovery retry places it or its node is
+ * readied (vmd starts it and clears the flag and the reason), so the fault holds exactly while the
+ * VM is down for want of a target. The VM's node is not part of the condition: a node that is
+ * back but not readied still keeps the VM down. Delta 10, as a failed VM.
  * Two rows giving the same ID (e.g. two VMs with one name): the first is kept.
  */
 export function evaluateFaults(facts: ClusterFacts): FaultCondition[] {
@@ -91,14 +103,25 @@ export function evaluateFaults(facts: ClusterFacts): FaultCondition[] {
   }
   const vms = [...facts.vms].sort((a, b) => cmp(vmName(a), vmName(b)) || cmp(a.uuid, b.uuid));
   for (const vm of vms) {
-    if (vm.state !== 'fail') continue;
-    const name = vmName(vm);
-    const reason = vm.failedReason.trim();
-    out.push({ id: faultId('VM_FAILED', name), delta: FAULT_DELTAS.vmFailed, message: `VM ${name} was failed${reason ? `: ${reason}` : ''}` });
+    const fault = vmFault(vm);
+    if (fault) out.push(fault);
   }
   const memory = memoryFault(nodes);
   if (memory) out.push(memory);
   return unique(out);
+}
+
+/** The failed and no-target rows of one VM. */
+function vmFault(vm: VmFact): FaultCondition | undefined {
+  const name = vmName(vm);
+  const reason = vm.failedReason.trim();
+  if (vm.state === 'fail') {
+    return { id: faultId('VM_FAILED', name), delta: FAULT_DELTAS.vmFailed, message: `VM ${name} was failed${reason ? `: ${reason}` : ''}` };
+  }
+  if (vm.state === 'stop' && vm.nodeAutostart && isNoTargetReason(vm.failedReason)) {
+    return { id: faultId('VM_NO_TARGET', name), delta: FAULT_DELTAS.vmNoTarget, message: `VM ${name} is stopped, waiting for a recovery target: ${reason}` };
+  }
+  return undefined;
 }
 
 function pluginFaults(n: NodeFact): FaultCondition[] {

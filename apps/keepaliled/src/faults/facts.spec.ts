@@ -20,6 +20,8 @@ describe('readClusterFacts()', () => {
     await seedNode(zk, T0, { name: 'hv1', memTotalMiB: 32_768 });
     await seedDomain(zk, { uuid: 'aaaaaaaa-0000-4000-8000-000000000001', name: 'web', node: 'hv1', state: 'start' });
     await seedDomain(zk, { uuid: 'aaaaaaaa-0000-4000-8000-000000000002', name: 'db', node: 'hv1', state: 'fail' });
+    await seedDomain(zk, { uuid: 'aaaaaaaa-0000-4000-8000-000000000003', name: 'web2', node: 'hv2', state: 'stop' });
+    await seedDomain(zk, { uuid: 'aaaaaaaa-0000-4000-8000-000000000004', name: 'off', node: 'hv1', state: 'stop' });
     const p = paths.node('hv1').monitoringPlugin('disk');
     await zk.write([
       [paths.node('hv1').memAlloc, '20480'],
@@ -27,6 +29,9 @@ describe('readClusterFacts()', () => {
       [paths.node('hv1').monitoringPlugins, 'disk a/b'],
       [p.root, 'disk'], [p.healthDelta, '20'], [p.message, 'sda failing'],
       [paths.domain('aaaaaaaa-0000-4000-8000-000000000002').failedReason, 'boom'],
+      [paths.domain('aaaaaaaa-0000-4000-8000-000000000003').failedReason, 'Recovery from fenced node hv2: no target (no nodes)'],
+      [paths.domain('aaaaaaaa-0000-4000-8000-000000000003').nodeAutostart, 'True'],
+      [paths.domain('aaaaaaaa-0000-4000-8000-000000000004').failedReason, 'stopped by hand'],
     ]);
     const log = memoryLogger();
     const facts = await readClusterFacts(zk, { logger: log.logger });
@@ -35,8 +40,11 @@ describe('readClusterFacts()', () => {
       { name: 'hv2', daemonState: 'fenced', memTotalMiB: 16_384, memAllocMiB: 0, plugins: [] },
     ]);
     assert.deepEqual(facts.vms, [
-      { uuid: 'aaaaaaaa-0000-4000-8000-000000000001', name: 'aaaaaaaa-0000-4000-8000-000000000001', state: 'start', failedReason: '' },
-      { uuid: 'aaaaaaaa-0000-4000-8000-000000000002', name: 'db', state: 'fail', failedReason: 'boom' },
+      { uuid: 'aaaaaaaa-0000-4000-8000-000000000001', name: 'aaaaaaaa-0000-4000-8000-000000000001', state: 'start', failedReason: '', nodeAutostart: false },
+      { uuid: 'aaaaaaaa-0000-4000-8000-000000000002', name: 'db', state: 'fail', failedReason: 'boom', nodeAutostart: false },
+      // A stopped VM: its name and node_autostart are read only with recovery's no-target reason.
+      { uuid: 'aaaaaaaa-0000-4000-8000-000000000003', name: 'web2', state: 'stop', failedReason: 'Recovery from fenced node hv2: no target (no nodes)', nodeAutostart: true },
+      { uuid: 'aaaaaaaa-0000-4000-8000-000000000004', name: 'aaaaaaaa-0000-4000-8000-000000000004', state: 'stop', failedReason: '', nodeAutostart: false },
     ]);
     assert.equal(log.lines.filter((l) => /bad value in Zookeeper/.test(l.msg))[0]?.['key'], paths.node('hv2').memAlloc, 'a bad figure is logged, read as 0');
     assert.deepEqual(log.messages(/not a plugin key/), ['monitoring_plugins lists a name that is not a plugin key; skipped']);

@@ -8,6 +8,7 @@
 import type { Logger } from '@pvc/runtime';
 import { describeError } from '@pvc/runtime';
 import { domainKeys, nodeKeys, paths, pluginKeys, readKeys, type ZkClient } from '@pvc/zk';
+import { isNoTargetReason } from '../fence/rules.js';
 import type { ClusterFacts, NodeFact, PluginFact, VmFact } from './conditions.js';
 
 /** Options of the reads: the pass's signal, and the logger bad values are reported to. */
@@ -52,13 +53,24 @@ async function readPluginFact(zk: ZkClient, node: string, plugin: string, opts: 
   return { name: plugin, delta, message };
 }
 
-/** A VM's fault facts; the name and reason are read only for a failed VM (one read otherwise). */
+/**
+ * A VM's fault facts, read only as far as a row can hold: the state; for a failed VM its name and
+ * reason; for a stopped one its reason, and only when that is recovery's no-target reason its name
+ * and `node_autostart`. One read for a running VM, two for most stopped ones.
+ */
 async function readVmFact(zk: ZkClient, uuid: string, opts: FactReadOptions): Promise<VmFact | undefined> {
   const d = domainKeys(uuid);
   const [state] = await readKeys(zk, [d.state], opts);
-  if (state !== 'fail') return { uuid, name: uuid, state, failedReason: '' };
-  const [name, failedReason] = await readKeys(zk, [d.root, d.failedReason], opts);
-  return { uuid, name, state, failedReason };
+  const bare = { uuid, name: uuid, state, failedReason: '', nodeAutostart: false };
+  if (state === 'fail') {
+    const [name, failedReason] = await readKeys(zk, [d.root, d.failedReason], opts);
+    return { ...bare, name, failedReason };
+  }
+  if (state !== 'stop') return bare;
+  const [failedReason] = await readKeys(zk, [d.failedReason], opts);
+  if (!isNoTargetReason(failedReason)) return bare;
+  const [name, nodeAutostart] = await readKeys(zk, [d.root, d.nodeAutostart], opts);
+  return { ...bare, name, failedReason, nodeAutostart };
 }
 
 function signalOnly(opts: FactReadOptions): { signal?: AbortSignal } {

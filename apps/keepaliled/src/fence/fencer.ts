@@ -7,6 +7,7 @@ import {
 import { fenceIpmi, type FenceIpmiOptions, type FenceResult, type Ipmi } from '@pvc/ipmi';
 import type { LivenessTracker } from './liveness.js';
 import { recoverVms, type RecoveryDeps } from './recovery.js';
+import { resetWaitMs } from './rules.js';
 import { setOp } from './set-op.js';
 
 /** Fencing settings (`system.fencing`), in ms. */
@@ -178,9 +179,8 @@ export class Fencer {
       return 'none';
     }
     const silent = liveness.silentForMs(node) ?? 0;
-    // Margin for the node's own VM stop and reset after its suicide deadline.
-    const marginMs = Math.max(settings.intervalMs, 5_000);
-    const waitMs = settings.suicideIntervals * settings.intervalMs + marginMs - silent;
+    // Includes a margin for the node's own VM stop and reset after its suicide deadline.
+    const waitMs = (resetWaitMs(settings.intervalMs, settings.suicideIntervals) ?? 0) - silent;
     if (waitMs > 0) {
       logger.warn({ node, waitMs }, 'fence failed: waiting for the node to have reset itself before recovering its VMs');
       await clock.sleep(waitMs, signal);

@@ -154,3 +154,27 @@ test('an unknown daemon or domain state is logged once per value with its key, r
   assert.deepEqual(t.nodes().find((n) => n.name === 'hv1'), { name: 'hv1', daemonState: undefined, domainState: undefined });
   t.stop();
 });
+
+test('onStateChange: called when a daemon or domain state changes (not for keepalives, not for the same value again)', async () => {
+  const { clock, t, writer } = await rig();
+  let calls = 0;
+  const off = t.onStateChange(() => void (calls += 1));
+  await beat(writer, 'hv1', '1700000009');
+  await clock.advance(0);
+  assert.equal(calls, 0, 'a keepalive is not a state change');
+  await writer.write([[paths.node('hv2').domainState, 'ready']]);
+  await clock.advance(0);
+  assert.equal(calls, 1);
+  assert.equal(t.nodes().find((n) => n.name === 'hv2')?.domainState, 'ready', 'the new state is readable when the listener runs');
+  await writer.write([[paths.node('hv1').daemonState, 'run']]);
+  await clock.advance(0);
+  assert.equal(calls, 1, 'the same value written again');
+  await writer.write([[paths.node('hv1').daemonState, 'dead']]);
+  await clock.advance(0);
+  assert.equal(calls, 2);
+  off();
+  await writer.write([[paths.node('hv1').daemonState, 'fenced']]);
+  await clock.advance(0);
+  assert.equal(calls, 2, 'unsubscribed');
+  t.stop();
+});

@@ -31,6 +31,7 @@ export class LivenessTracker {
   private readonly watches = new Map<string, Unsubscribe>();
   private readonly unsubs: Unsubscribe[] = [];
   private readonly states = new Map<string, { daemon: DaemonState | undefined; domain: NodeDomainState | undefined }>();
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly deps: { zk: ZkClient; clock: Clock; logger: Logger }) {}
 
@@ -62,6 +63,15 @@ export class LivenessTracker {
     return s === undefined ? undefined : this.deps.clock.now() - s.seenAtMs;
   }
 
+  /**
+   * Calls `listener` whenever a node's daemon or domain state (as watched) changes, or a node
+   * appears or goes. Level-based users re-read {@link nodes} then; returns the unsubscribe.
+   */
+  onStateChange(listener: () => void): Unsubscribe {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
   /** Every known node with its watched daemon and domain state, sorted by name. */
   nodes(): WatchedNode[] {
     return [...this.states.entries()]
@@ -80,6 +90,10 @@ export class LivenessTracker {
     this.seen.set(node, { version, seenAtMs: this.deps.clock.now(), epoch: epoch > 0 ? epoch : undefined });
   }
 
+  private changed(): void {
+    for (const l of [...this.listeners]) l();
+  }
+
   private nodesChanged(names: readonly string[]): void {
     const want = new Set(names);
     for (const [name, unwatch] of this.watches) {
@@ -88,6 +102,7 @@ export class LivenessTracker {
       this.watches.delete(name);
       this.seen.delete(name);
       this.states.delete(name);
+      this.changed();
     }
     for (const name of want) {
       if (this.watches.has(name)) continue;
@@ -100,8 +115,16 @@ export class LivenessTracker {
           if (snap === undefined) this.seen.delete(name);
           else this.observe(name, snap.stat.version, epoch ?? 0);
         }, logger),
-        watchKey(zk, k.daemonState, (v) => void (state.daemon = v), logger),
-        watchKey(zk, k.domainState, (v) => void (state.domain = v), logger),
+        watchKey(zk, k.daemonState, (v) => {
+          if (state.daemon === v) return;
+          state.daemon = v;
+          this.changed();
+        }, logger),
+        watchKey(zk, k.domainState, (v) => {
+          if (state.domain === v) return;
+          state.domain = v;
+          this.changed();
+        }, logger),
       ];
       this.watches.set(name, () => offs.forEach((off) => off()));
     }

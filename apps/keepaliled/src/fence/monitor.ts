@@ -1,7 +1,8 @@
 import type { Clock, Logger } from '@pvc/runtime';
 import { AbortedError, describeError } from '@pvc/runtime';
-import { clusterKeys, createLock, locks, watchKey, type ZkClient } from '@pvc/zk';
+import { clusterKeys, watchKey, type ZkClient } from '@pvc/zk';
 import type { EventSink } from '../model.js';
+import { underFenceLock } from './fence-lock.js';
 import type { Fencer } from './fencer.js';
 import type { LivenessTracker } from './liveness.js';
 
@@ -84,27 +85,12 @@ export class FenceMonitor {
   }
 
   private async underFenceLock(todo: string[], outer: AbortSignal): Promise<void> {
-    const { zk, clock, self } = this.deps;
-    const lock = createLock(zk, locks.fence, { clock, identifier: self });
-    if (!(await lock.acquire({ timeoutMs: 500, signal: outer }))) return;
-    const held = new AbortController();
-    const stopOuter = (): void => held.abort(outer.reason);
-    outer.addEventListener('abort', stopOuter, { once: true });
-    const offLost = lock.onLost((reason) => held.abort(new Error(`fence lock lost: ${reason}`)));
-    const offSuspended = zk.on('suspended', () => held.abort(new Error('ZK connection suspended')));
-    try {
+    const r = await underFenceLock(this.deps, outer, 500, async (held) => {
       for (const node of todo) {
-        if (held.signal.aborted || this.maintenance) break;
-        await this.deps.fencer.handle(node, held.signal);
+        if (held.aborted || this.maintenance) break;
+        await this.deps.fencer.handle(node, held);
       }
-    } catch (err) {
-      if (!held.signal.aborted) throw err;
-      this.deps.logger.warn({ reason: describeError(held.signal.reason) }, 'fencing interrupted; another coordinator will resume it');
-    } finally {
-      offLost();
-      offSuspended();
-      outer.removeEventListener('abort', stopOuter);
-      await lock.release().catch(() => false);
-    }
+    });
+    if (r.kind === 'interrupted') this.deps.logger.warn({ reason: describeError(r.reason) }, 'fencing interrupted; another coordinator will resume it');
   }
 }

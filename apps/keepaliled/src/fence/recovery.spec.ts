@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '@pvc/runtime';
-import { paths, type VmState, type ZkClient } from '@pvc/zk';
+import { paths, readVmFacts, type VmState, type ZkClient } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import type { KeepalivedEvent } from '../model.js';
-import { recoverVms, RUNNING_STATES, type RecoveryDeps } from './recovery.js';
+import { moveVm, recoverVms, RUNNING_STATES, type RecoveryDeps } from './recovery.js';
 import { FakePeers, memoryLogger } from '../testing/fakes.js';
 import { domainKeys, interceptZk, seedBase, seedDomain, seedNode } from '../testing/cluster.js';
 
@@ -84,11 +84,17 @@ test('a VM whose node changed meanwhile is left alone', async () => {
   assert.deepEqual(r.events.map((e) => e.kind === 'vm-recovered' && e.vm), ['ours']);
 });
 
-test('no target: state stop + node_autostart True (what the original meant), reported as left', async () => {
+test('no target: state stop + node_autostart True (what the original meant) + failedreason naming why, in one guarded transaction; reported as left', async () => {
   const r = await rig({ targets: [{ name: 'hv2', freeMiB: 16_000, domainState: 'flushed' }, { name: 'hv3', freeMiB: 100 }] });
   await seedDomain(r.raw, { uuid: 'a', name: 'big', node: 'hv1', state: 'start', memoryMiB: 2_048 });
   assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 0, left: 1 });
   assert.deepEqual(await domainKeys(r.raw, 'a'), { state: 'stop', node: 'hv1', lastnode: '', autostart: 'True' });
+  assert.equal(
+    await r.raw.read(paths.domain('a').failedReason),
+    'Recovery from fenced node hv1: no target (hv1: current node of the VM; hv2: domain state flushed; hv3: 100 MiB free < 2048 MiB needed)',
+  );
+  const d = paths.domain('a');
+  assert.deepEqual(r.spy.writes.filter((w) => w.kind === 'multi').map((w) => w.paths), [[d.node, d.state, d.nodeAutostart, d.failedReason]]);
   const ev = r.events[0];
   assert.equal(ev?.kind, 'vm-stopped');
   assert.match(ev?.kind === 'vm-stopped' ? ev.reason : '', /^no target: .*hv2: domain state flushed.*hv3: 100 MiB free < 2048 MiB needed/);
@@ -147,4 +153,34 @@ test('a node_limit naming unknown nodes is logged with the VM and its key; the V
   assert.equal(warned.length, 1);
   assert.equal(warned[0]?.['key'], paths.domain('lim').nodeLimit);
   assert.deepEqual(warned[0]?.['unknown'], ['hv9']);
+});
+
+test('moveVm with extra checks (the recovery retry): one transaction, node check first, then the checks, then the sets with the no-target marks cleared', async () => {
+  const r = await rig();
+  await seedDomain(r.raw, { uuid: 'a', name: 'waiting', node: 'hv1', state: 'stop' });
+  await r.raw.write([[paths.domain('a').nodeAutostart, 'True'], [paths.domain('a').failedReason, 'Recovery from fenced node hv1: no target (no nodes)']]);
+  const vm = await readVmFacts(r.raw, 'a');
+  assert.ok(vm);
+  const state = await r.raw.get(paths.domain('a').state);
+  const checks = [{ type: 'check' as const, path: paths.domain('a').state, version: state.stat.version }];
+  assert.equal(await moveVm(r.deps, vm, 'hv1', 'hv2', { checks, retried: true }), true);
+  const d = paths.domain('a');
+  assert.deepEqual(r.spy.writes.map((w) => w.paths), [[d.node, d.state, d.state, d.node, d.lastNode, d.nodeAutostart, d.failedReason]]);
+  assert.deepEqual(await domainKeys(r.raw, 'a'), { state: 'start', node: 'hv2', lastnode: 'hv1', autostart: 'False' });
+  assert.equal(await r.raw.read(d.failedReason), '');
+  assert.deepEqual(r.events, [{ kind: 'vm-recovered', node: 'hv1', vm: 'waiting', target: 'hv2', fencer: 'hv2', retried: true }]);
+});
+
+test('moveVm: a failed extra check writes nothing and reports the VM as left alone', async () => {
+  const r = await rig();
+  await seedDomain(r.raw, { uuid: 'a', name: 'waiting', node: 'hv1', state: 'stop' });
+  const vm = await readVmFacts(r.raw, 'a');
+  assert.ok(vm);
+  const state = await r.raw.get(paths.domain('a').state);
+  // An operator starts it meanwhile (state changes; node does not).
+  await r.raw.write([[paths.domain('a').state, 'start']]);
+  const checks = [{ type: 'check' as const, path: paths.domain('a').state, version: state.stat.version }];
+  assert.equal(await moveVm(r.deps, vm, 'hv1', 'hv2', { checks, retried: true }), false);
+  assert.deepEqual(await domainKeys(r.raw, 'a'), { state: 'start', node: 'hv1', lastnode: '', autostart: 'False' });
+  assert.deepEqual(r.events, []);
 });

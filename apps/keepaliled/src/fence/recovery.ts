@@ -2,12 +2,13 @@ import type { Logger } from '@pvc/runtime';
 import { describeError } from '@pvc/runtime';
 import {
   clusterKeys, domainKeys, isOneOf, isZkError, pair, readAllNodeFigures, readKeyIfExists, readKeyWithStat,
-  type VmFacts, type VmState, type WritePair, type ZkClient,
+  type VmFacts, type VmState, type WritePair, type ZkClient, type ZkOp,
 } from '@pvc/zk';
 import { planPlacements, type VmRequest } from '@pvc/placement';
 import type { EventSink } from '../model.js';
 import type { Peers } from '../ports.js';
 import { readDomainsOn } from './cluster-view.js';
+import { noTargetReason } from './rules.js';
 import { setOp } from './set-op.js';
 
 /** VM states that mean "should be running" — these are restarted elsewhere. Others stay put. */
@@ -25,7 +26,8 @@ export interface RecoveryDeps {
   defaultSelector: string;
 }
 
-function request(vm: VmFacts, dead: string): VmRequest {
+/** A VM as placement sees it, counted as being on `dead`. */
+export function request(vm: VmFacts, dead: string): VmRequest {
   return { name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: dead, selector: vm.selector, nodeLimit: vm.nodeLimit };
 }
 
@@ -34,8 +36,9 @@ function request(vm: VmFacts, dead: string): VmRequest {
  * by the cluster's selector (fit checked, all moves planned together so ten VMs do not land on a
  * node with room for two) and gets `state=start, node=<target>, lastnode=<dead>` in one
  * transaction, guarded by the version of its `node` key so a VM moved meanwhile is left alone.
- * A VM with no target is set `stop` with `node_autostart=True` (what the original meant to do), so
- * it starts when its node is readied again. Idempotent: VMs already moved are not touched, so a
+ * A VM with no target is set `stop` with `node_autostart=True` (what the original meant to do) and
+ * `failedreason` = {@link noTargetReason}: it starts when its node is readied again, or earlier
+ * when the recovery retry (`retry.ts`) finds it a target. Idempotent: VMs already moved are not touched, so a
  * resumed recovery after a fencer died does each VM once.
  */
 export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: AbortSignal): Promise<{ recovered: number; left: number }> {
@@ -73,13 +76,17 @@ async function locksCleared(deps: RecoveryDeps, vm: VmFacts, dead: string): Prom
   return false;
 }
 
-/** Writes the move unless the VM's `node` changed since we read it. */
-async function guardedWrite(deps: RecoveryDeps, vm: VmFacts, dead: string, sets: WritePair[]): Promise<boolean> {
+/**
+ * Writes `sets` in one transaction unless the VM's `node` changed since we read it (or is no
+ * longer `dead`), or any of `checks` (further `check` ops of the caller) fails. False when a guard
+ * failed: someone else moved the VM meanwhile.
+ */
+async function guardedWrite(deps: RecoveryDeps, vm: VmFacts, dead: string, sets: WritePair[], checks: readonly ZkOp[] = []): Promise<boolean> {
   const node = domainKeys(vm.uuid).node;
   const current = await readKeyWithStat(deps.zk, node, { logger: deps.logger });
   if (current === undefined || current.value !== dead) return false;
   try {
-    await deps.zk.multi([{ type: 'check', path: node.path, version: current.stat.version }, ...sets.map((p) => setOp(p))]);
+    await deps.zk.multi([{ type: 'check', path: node.path, version: current.stat.version }, ...checks, ...sets.map((p) => setOp(p))]);
     return true;
   } catch (err) {
     if (isZkError(err, 'BAD_VERSION', 'NO_NODE')) return false;
@@ -87,18 +94,33 @@ async function guardedWrite(deps: RecoveryDeps, vm: VmFacts, dead: string, sets:
   }
 }
 
-async function moveVm(deps: RecoveryDeps, vm: VmFacts, dead: string, target: string): Promise<boolean> {
+/** How a move is made: the recovery retry adds its own guards and clears the no-target marks. */
+export interface MoveOptions {
+  /** Further `check` ops of the transaction (besides the VM's `node` version). */
+  checks?: readonly ZkOp[];
+  /** A VM recovery could not place earlier: also `node_autostart=False`, `failedreason=""`. */
+  retried?: boolean;
+}
+
+/**
+ * Moves `vm` from `dead` to `target` (`state=start node=<target> lastnode=<dead>`) after clearing
+ * its RBD locks, in one transaction guarded by the version of its `node` key (and `opts.checks`).
+ * False when the locks could not be cleared or a guard failed.
+ */
+export async function moveVm(deps: RecoveryDeps, vm: VmFacts, dead: string, target: string, opts: MoveOptions = {}): Promise<boolean> {
   if (!(await locksCleared(deps, vm, dead))) return false;
   const d = domainKeys(vm.uuid);
-  const moved = await guardedWrite(deps, vm, dead, [pair(d.state, 'start'), pair(d.node, target), pair(d.lastNode, dead)]);
-  if (moved) deps.events({ kind: 'vm-recovered', node: dead, vm: vm.name, target, fencer: deps.self });
+  const sets = [pair(d.state, 'start'), pair(d.node, target), pair(d.lastNode, dead)];
+  if (opts.retried) sets.push(pair(d.nodeAutostart, false), pair(d.failedReason, ''));
+  const moved = await guardedWrite(deps, vm, dead, sets, opts.checks);
+  if (moved) deps.events({ kind: 'vm-recovered', node: dead, vm: vm.name, target, fencer: deps.self, ...(opts.retried ? { retried: true } : {}) });
   else deps.logger.info({ vm: vm.name }, 'VM was moved by someone else meanwhile; left alone');
   return moved;
 }
 
 async function stopVm(deps: RecoveryDeps, vm: VmFacts, dead: string, reason: string): Promise<boolean> {
   const d = domainKeys(vm.uuid);
-  const done = await guardedWrite(deps, vm, dead, [pair(d.state, 'stop'), pair(d.nodeAutostart, true)]);
+  const done = await guardedWrite(deps, vm, dead, [pair(d.state, 'stop'), pair(d.nodeAutostart, true), pair(d.failedReason, noTargetReason(dead, reason))]);
   if (done) deps.events({ kind: 'vm-stopped', node: dead, vm: vm.name, reason: `no target: ${reason}`, fencer: deps.self });
   return false;
 }
