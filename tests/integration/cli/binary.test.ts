@@ -72,6 +72,19 @@ describe('pvc binary', () => {
     assert.equal(PVC_VERSION, '0.1.0');
   });
 
+  it('a reader that closes the pipe early (pvc … | head) ends pvc quietly, without an EPIPE stack', async () => {
+    const r = await new Promise<Run>((resolve, reject) => {
+      const child = spawn(process.execPath, [MAIN, 'vm', '-h'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
+      child.stdout.destroy(); // the reader is gone before pvc writes anything
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout: '', stderr }));
+    });
+    assert.doesNotMatch(r.stderr, /EPIPE|Unhandled|at .*\.js:\d+/, r.stderr);
+    assert.equal(r.code, 0, r.stderr);
+  });
+
   it('-h works on every level of the tree and prints its usage', async () => {
     const program = buildProgram(new CliContext({ stdout: { write: () => true }, stderr: { write: () => true }, env: {}, clock: realClock, readFile: () => Promise.resolve('') }));
     const all = commandPaths(program);
