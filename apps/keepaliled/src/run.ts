@@ -26,16 +26,20 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
   const peers = new GrpcPeers(config.system.configuration.directories.dynamic_directory);
   try {
     await zk.waitConnected({ signal: shutdown.signal, timeoutMs: Infinity });
+    // Plugins run only after the first keepalive, so the service below is known by then.
+    const built: { service?: Keepalived } = {};
     const health = createHealthMonitor({
       node: config.node, isCoordinator: config.isCoordinator, config, zk, clock: realClock, exec,
       logger: logger.child({ component: 'health' }),
       pluginDirectory: config.system.configuration.directories.plugin_directory,
       intervalMs: config.system.configuration.monitoring_interval * 1000,
+      services: () => built.service?.figures.peers() ?? [],
     });
     const service = new Keepalived({
       config, zk, clock: realClock, logger, peers, host: procHostStats, health,
       ipmi: createIpmitoolIpmi(exec), zkSessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, shutdown: shutdown.signal, reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
     });
+    built.service = service;
     onReady(service);
     await service.run(shutdown.signal);
   } catch (err) {

@@ -62,6 +62,8 @@ function logEvent(logger: Logger, e: KeepalivedEvent): void {
  */
 export class Keepalived {
   readonly keepalive: KeepaliveLoop;
+  /** The keepalive's figures and its view of the local services (down peers: the `pvcs` plugin). */
+  readonly figures: FigureGatherer;
   readonly election: PrimaryElection | undefined;
   readonly liveness: LivenessTracker | undefined;
   readonly monitor: FenceMonitor | undefined;
@@ -81,9 +83,10 @@ export class Keepalived {
       deps.events?.(e);
     };
     const logging = config.system.configuration.logging;
+    this.figures = new FigureGatherer({ peers, host: deps.host, logger, clock });
     this.keepalive = new KeepaliveLoop({
       node: config.node, zk, clock, logger: logger.child({ component: 'keepalive' }), events: this.emit,
-      figures: new FigureGatherer({ peers, host: deps.host, logger, clock }),
+      figures: this.figures,
       settings: { intervalMs, figuresDeadlineMs: Math.min(1_000, intervalMs * 0.4), logKeepalives: logging.log_keepalives, logClusterDetails: logging.log_keepalive_cluster_details },
       logExtras: () => this.healthLogFields(),
     });

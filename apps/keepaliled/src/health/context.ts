@@ -10,7 +10,7 @@ import type { Config } from '@pvc/config';
 import { bmcName, createIpmitoolIpmi } from '@pvc/ipmi';
 import type { Clock, Exec, Logger } from '@pvc/runtime';
 import { tcpRequest } from './host/tcp.js';
-import type { PluginBmc, PluginContext } from './types.js';
+import type { PluginBmc, PluginContext, PluginServiceState } from './types.js';
 
 /** Default bound of one `ctx.exec` call that gives none, ms. */
 export const DEFAULT_PLUGIN_EXEC_TIMEOUT_MS = 10_000;
@@ -48,6 +48,8 @@ export interface ContextBase {
   ports: HostPorts;
   logger: Logger;
   clock: Clock;
+  /** The keepalive's view of the local services (`ctx.services()`); none → empty. */
+  services?: () => readonly PluginServiceState[];
 }
 
 /** Freezes the redacted config once, for every context of a monitor. */
@@ -68,6 +70,7 @@ export function pluginContext(base: ContextBase, plugin: string, signal: AbortSi
     tcpRequest: (host, port, request, opts = {}) => ports.tcpRequest(host, port, request, { ...opts, signal }),
     bmc: ports.bmc(signal),
     logger: base.logger.child({ plugin }),
+    services: () => base.services?.() ?? [],
     now: () => base.clock.now(),
     signal,
   };

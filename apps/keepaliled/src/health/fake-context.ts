@@ -9,7 +9,7 @@ import type { Config } from '@pvc/config';
 import { sampleText } from '@pvc/config/testing';
 import { FakeExec, VirtualClock, silentLogger } from '@pvc/runtime';
 import { contextBase, pluginContext } from './context.js';
-import type { PluginBmc, PluginContext } from './types.js';
+import type { PluginBmc, PluginContext, PluginServiceState } from './types.js';
 
 /** Knobs of {@link fakePluginContext}. */
 export interface FakeContextOptions {
@@ -23,6 +23,7 @@ export interface FakeContextOptions {
   isCoordinator?: boolean;
   clock?: VirtualClock;
   signal?: AbortSignal;
+  services?: () => readonly PluginServiceState[];
 }
 
 /** The sample configuration (`deploy/config/pvcnoded.sample.yaml`), parsed. */
@@ -39,6 +40,7 @@ export function fakePluginContext(opts: FakeContextOptions = {}): PluginContext 
     config: opts.config ?? sampleConfig(),
     logger: silentLogger(),
     clock: opts.clock ?? new VirtualClock(1_700_000_000_000),
+    services: opts.services,
     ports: {
       exec: opts.exec ?? new FakeExec(),
       readFile: (path) => {

@@ -14,6 +14,7 @@ export type {
   PluginExecResult,
   PluginLogger,
   PluginResult,
+  PluginServiceState,
   PluginSummary,
 } from './types.js';
 export { DEFAULT_PLUGIN_EXTENSIONS, PLUGIN_NAME_RE, loadPluginFiles } from './loader.js';

@@ -19,7 +19,7 @@ import { newSlot, runCycle } from './cycle.js';
 import type { PluginSlot } from './cycle.js';
 import { DEFAULT_PLUGIN_EXTENSIONS, loadPluginFiles } from './loader.js';
 import type { LoadedPlugin } from './loader.js';
-import type { HealthSummary } from './types.js';
+import type { HealthSummary, PluginServiceState } from './types.js';
 import { initPairs, runPairs, stalePlugins, stopPairs } from './zk-writes.js';
 
 /** Dependencies of {@link createHealthMonitor}. */
@@ -41,6 +41,8 @@ export interface HealthMonitorDeps {
   pluginExtensions?: readonly string[];
   /** Replaces the real host ports behind `ctx` (tests). */
   hostPorts?: HostPorts;
+  /** The keepalive's view of the local services, for `ctx.services()` (the `pvcs` plugin). */
+  services?: () => readonly PluginServiceState[];
 }
 
 /** The monitor's life cycle. */
@@ -81,7 +83,7 @@ class Monitor implements HealthMonitor {
     this.log = deps.logger.child({ component: 'health' });
     const ports = deps.hostPorts ?? realHostPorts(deps.exec, deps.config);
     this.base = contextBase({
-      node: deps.node, isCoordinator: deps.isCoordinator, config: deps.config, ports, logger: this.log, clock: deps.clock,
+      node: deps.node, isCoordinator: deps.isCoordinator, config: deps.config, ports, logger: this.log, clock: deps.clock, services: deps.services,
     });
   }
 

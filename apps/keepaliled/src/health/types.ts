@@ -41,6 +41,15 @@ export interface PluginBmc {
   powerStatus(opts?: { timeoutMs?: number }): Promise<'on' | 'off'>;
 }
 
+/** A local service keepaliled gathers figures from (vmd, netd), as its keepalives last saw it. */
+export interface PluginServiceState {
+  readonly name: string;
+  /** No figures for 2 keepalives in a row (`docs/keepaliled.md`, Keepalives); one slow answer is not down. */
+  readonly down: boolean;
+  /** Ms since its last answer; 0 when it answered the last keepalive. */
+  readonly silentForMs: number;
+}
+
 /**
  * Everything a plugin may use. Every call is bound to the current run's {@link signal}: when the run
  * times out or keepaliled stops, running commands are killed and pending calls reject.
@@ -64,6 +73,8 @@ export interface PluginContext {
   /** This node's BMC, when `system.fencing.ipmi.host` is set. */
   readonly bmc: PluginBmc | undefined;
   readonly logger: PluginLogger;
+  /** The local services keepaliled's keepalives gather from, from its own bookkeeping (no probe); empty when unknown. */
+  services(): readonly PluginServiceState[];
   /** Milliseconds since the epoch, from keepaliled's clock (virtual in tests): use it for caches. */
   now(): number;
   /** Aborted when this call's time is up or keepaliled is stopping. */

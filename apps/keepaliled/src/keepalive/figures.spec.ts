@@ -27,10 +27,11 @@ test('all sources answer: every figure is fresh and nothing is stale', async () 
     networkStatsJson: '{"eno1":{"rx_bps":1}}',
     networkCount: 3,
     stale: [],
+    down: [],
   });
 });
 
-test('vmd never answers: figures come back at the deadline with its last values, stale [vmd]; logged once; recovery logged once', async () => {
+test('vmd never answers: last values (stale) at the deadline; down from the 2nd miss, logged once; back logged once', async () => {
   const { g, clock, peers, host, log } = setup();
   await settle(clock, g.gather(DEADLINE));
   peers.knobs.mode = { resources: 'hang' };
@@ -40,21 +41,40 @@ test('vmd never answers: figures come back at the deadline with its last values,
     const { value: f, tookMs } = await settle(clock, g.gather(DEADLINE), { stepMs: 10 });
     assert.ok(tookMs <= DEADLINE, `took ${tookMs} ms`);
     assert.deepEqual(f.stale, ['vmd']);
+    assert.deepEqual(f.down, round === 0 ? [] : ['vmd'], `round ${round}`);
     assert.deepEqual(f.resources.runningDomains, ['u1', 'u2'], 'the last known vmd figures');
     assert.equal(f.load1, 2.25, 'the other sources are fresh');
   }
-  assert.deepEqual(log.messages(/vmd/), ['figures from vmd unavailable; keepalives carry its last known figures']);
-  const warn = log.lines.find((l) => /vmd unavailable/.test(l.msg));
+  const downMsg = 'vmd is down: no figures for 2 keepalives; keepalives leave its keys out';
+  assert.deepEqual(log.messages(/vmd/), ['no figures from vmd; this keepalive carries its last known figures', downMsg]);
+  const warn = log.lines.find((l) => l.msg === downMsg);
   assert.equal(warn?.['peer'], 'vmd');
   assert.match(String(warn?.['err']), /DEADLINE_EXCEEDED/);
+  assert.deepEqual(g.peers().find((p) => p.name === 'vmd'), { name: 'vmd', down: true, misses: 3, silentForMs: 3 * DEADLINE });
 
   peers.knobs.mode = {};
   for (let round = 0; round < 2; round++) {
     const { value: f } = await settle(clock, g.gather(DEADLINE));
     assert.deepEqual(f.stale, []);
+    assert.deepEqual(f.down, []);
     assert.deepEqual(f.resources.runningDomains, ['changed']);
   }
-  assert.deepEqual(log.messages(/vmd/), ['figures from vmd unavailable; keepalives carry its last known figures', 'figures from vmd are fresh again']);
+  assert.deepEqual(log.messages(/vmd/).slice(2), ['vmd answers again; keepalives carry its figures again']);
+  assert.deepEqual(g.peers(), [
+    { name: 'netd', down: false, misses: 0, silentForMs: 0 },
+    { name: 'vmd', down: false, misses: 0, silentForMs: 0 },
+  ]);
+});
+
+test('one slow answer between answers is never down, however often it happens (the misses must be consecutive)', async () => {
+  const { g, clock, peers, log } = setup();
+  for (let round = 0; round < 6; round++) {
+    peers.knobs.mode = round % 2 === 0 ? { networkStats: 'hang' } : {};
+    const { value: f } = await settle(clock, g.gather(DEADLINE), { stepMs: 10 });
+    assert.deepEqual(f.stale, round % 2 === 0 ? ['netd'] : []);
+    assert.deepEqual(f.down, []);
+  }
+  assert.equal(log.lines.filter((l) => l['peer'] === 'netd' && l.level > 20).length, 0, 'nothing above debug');
 });
 
 test('failing peers (vmd down, netd down) at once: both stale, sorted, previous values kept', async () => {
@@ -65,6 +85,9 @@ test('failing peers (vmd down, netd down) at once: both stale, sorted, previous 
   const { value: f, tookMs } = await settle(clock, g.gather(DEADLINE));
   assert.equal(tookMs, 0);
   assert.deepEqual(f.stale, ['netd', 'vmd']);
+  assert.deepEqual(f.down, [], 'one miss is not down');
+  const { value: g2 } = await settle(clock, g.gather(DEADLINE));
+  assert.deepEqual(g2.down, ['netd', 'vmd']);
   assert.equal(f.networkStatsJson, '{"eno1":{"rx_bps":1}}');
   assert.equal(f.networkCount, 3);
 });

@@ -201,6 +201,45 @@ test('a peer that hangs never makes the write late: it goes out at the figures d
   await r.stop();
 });
 
+test('vmd stops answering: one slow keepalive still carries its last figures; from the 2nd its keys are left out (ZK keeps them); back → written again', async () => {
+  const r = await rig('run');
+  const vmdKeys = [k.memAlloc, k.memProv, k.vcpuAlloc, k.domainsCount, k.runningDomains];
+  const last = (): Record<string, string> => {
+    const w = r.spy.writes.filter((x) => x.paths.includes(k.keepalive)).at(-1);
+    return (w?.data ?? {}) as Record<string, string>;
+  };
+  const before = r.server.dump(k.root);
+  r.peers.knobs.mode = { resources: 'hang' };
+  await r.clock.advance(INTERVAL + FIG_DEADLINE);
+  for (const key of vmdKeys) assert.equal(last()[key], before[key], `one slow answer: ${key} still written (stale)`);
+  r.peers.resourcesValue = { runningDomains: ['n1'], memAllocMib: 1024, memProvMib: 1024, vcpuAlloc: 1 };
+  await r.clock.advance(2 * INTERVAL);
+  assert.equal(keepalives(r).length, 4);
+  for (const key of vmdKeys) assert.equal(last()[key], undefined, `down: ${key} left out`);
+  assert.ok(last()[k.networkStats] !== undefined && last()[k.memFree] !== undefined, 'the other keys are still written');
+  const dump = r.server.dump(k.root);
+  for (const key of vmdKeys) assert.equal(dump[key], before[key], `${key} untouched in ZK`);
+  assert.equal(r.log.messages(/vmd is down/).length, 1);
+  assert.deepEqual(r.log.lines.filter((l) => l.msg === 'keepalive').at(-1)?.['down'], ['vmd']);
+
+  r.peers.knobs.mode = {};
+  await r.clock.advance(INTERVAL);
+  assert.equal(last()[k.runningDomains], 'n1', 'first answer: written again');
+  assert.equal(r.server.dump(k.root)[k.memAlloc], '1024');
+  assert.equal(r.log.messages(/vmd answers again/).length, 1);
+  await r.stop();
+});
+
+test('netd down: only network_stats is left out', async () => {
+  const r = await rig('run');
+  r.peers.knobs.mode = { networkStats: 'fail' };
+  await r.clock.advance(2 * INTERVAL);
+  const w = r.spy.writes.filter((x) => x.paths.includes(k.keepalive)).at(-1);
+  assert.ok(w && !w.paths.includes(k.networkStats));
+  assert.ok(w.paths.includes(k.runningDomains) && w.paths.includes(k.memAlloc));
+  await r.stop();
+});
+
 test('a peer that ignores its deadline does not delay the keepalive', async () => {
   const r = await rig('run');
   r.peers.knobs = { mode: { resources: 'hang' }, ignoreDeadline: true };

@@ -151,22 +151,28 @@ export class KeepaliveLoop {
     return { nowMs, replaced: toRun ? (before ?? '(unset)') : undefined };
   }
 
+  /** The transaction: a down peer's keys are left out, so ZK keeps its last values (their mtime shows their age). */
   private pairs(f: NodeFigures, nowMs: number, toRun: boolean): WritePair[] {
     const k = nodeKeys(this.deps.node);
     const pairs: WritePair[] = [
       pair(k.memTotal, Math.round(f.memory.totalMiB)),
       pair(k.memUsed, Math.round(f.memory.usedMiB)),
       pair(k.memFree, Math.round(f.memory.freeMiB)),
-      pair(k.memAlloc, Math.round(f.resources.memAllocMib)),
-      pair(k.memProv, Math.round(f.resources.memProvMib)),
-      pair(k.vcpuAlloc, Math.round(f.resources.vcpuAlloc)),
-      pair(k.cpuLoad, Math.round(f.load1 * 100) / 100),
-      pair(k.domainsCount, f.resources.runningDomains.length),
-      pair(k.runningDomains, f.resources.runningDomains),
-      // Already JSON text, as netd produced it (re-encoding would only parse and print it again).
-      [k.networkStats.path, f.networkStatsJson],
-      pair(k.keepalive, Math.floor(nowMs / 1000)),
     ];
+    if (!f.down.includes('vmd')) {
+      pairs.push(
+        pair(k.memAlloc, Math.round(f.resources.memAllocMib)),
+        pair(k.memProv, Math.round(f.resources.memProvMib)),
+        pair(k.vcpuAlloc, Math.round(f.resources.vcpuAlloc)),
+      );
+    }
+    pairs.push(pair(k.cpuLoad, Math.round(f.load1 * 100) / 100));
+    if (!f.down.includes('vmd')) {
+      pairs.push(pair(k.domainsCount, f.resources.runningDomains.length), pair(k.runningDomains, f.resources.runningDomains));
+    }
+    // Already JSON text, as netd produced it (re-encoding would only parse and print it again).
+    if (!f.down.includes('netd')) pairs.push([k.networkStats.path, f.networkStatsJson]);
+    pairs.push(pair(k.keepalive, Math.floor(nowMs / 1000)));
     if (toRun) pairs.push(pair(k.daemonState, 'run'));
     return pairs;
   }
@@ -189,6 +195,7 @@ export class KeepaliveLoop {
             memAllocMiB: f.resources.memAllocMib,
             load: Math.round(f.load1 * 100) / 100,
             ...(f.stale.length > 0 ? { stale: f.stale } : {}),
+            ...(f.down.length > 0 ? { down: f.down } : {}),
           }
         : {};
       logger.info({ ...details, ...this.deps.logExtras?.() }, 'keepalive');
