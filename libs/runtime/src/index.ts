@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './clock.js';
+export * from './concurrency.js';
 export * from './exec.js';
 export * from './logger.js';
 export * from './shutdown.js';

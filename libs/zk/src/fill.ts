@@ -1,4 +1,4 @@
-import { describeError, type Logger } from '@pvc/runtime';
+import { describeError, mapLimit, type Logger } from '@pvc/runtime';
 import { isZkError } from './errors.js';
 import { objectKeys } from './keys.js';
 import type { KeySpec } from './keys.js';
@@ -56,7 +56,7 @@ export async function fillMissingKeys(zk: ZkClient, logger: Logger, opts: FillOp
       if (isZkError(err, 'NO_NODE')) return [] as string[];
       throw err;
     });
-    await eachLimited(children, opts.concurrency ?? 16, async (child) => {
+    await mapLimit(children, opts.concurrency ?? 16, async (child) => {
       const got = await fillOneObject(zk, kind, child, keysOf, logger, op);
       for (const f of got) {
         logger.info({ key: f.path, value: f.value }, `filled missing key ${f.path} with the original's default`);
@@ -94,16 +94,4 @@ async function fillObject(zk: ZkClient, specs: readonly KeySpec<unknown, unknown
       if (!isZkError(err, 'NODE_EXISTS') || attempt >= ATTEMPTS) throw err;
     }
   }
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time; the first rejection rejects the whole. */
-async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
 }

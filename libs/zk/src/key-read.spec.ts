@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { createLogger, VirtualClock, type Logger } from '@pvc/runtime';
 import {
-  decodeKey, isValidValue, readKey, readKeyIfExists, readKeys, readKeyWithStat, resetBadValueReports, setBadValueLogger, watchKey,
+  decodeKey, readKey, readKeyIfExists, readKeys, readKeyWithStat, resetBadValueReports, setBadValueLogger, watchKey,
 } from './key-read.js';
 import { clusterKeys, domainKeys, networkKeys, nodeKeys } from './keys.js';
 import { FakeZkServer } from './testing/index.js';
@@ -100,13 +100,6 @@ describe('decodeKey', () => {
     const { logger, warns } = capture();
     decodeKey(node.networkStats, `{${'x'.repeat(500)}`, logger);
     assert.equal(String(warns()[0]?.value).length, 201);
-  });
-
-  it('isValidValue: absent and empty count as valid, a bad value does not', () => {
-    assert.equal(isValidValue(node.keepalive, undefined), true);
-    assert.equal(isValidValue(node.keepalive, ''), true);
-    assert.equal(isValidValue(node.keepalive, '17'), true);
-    assert.equal(isValidValue(node.keepalive, '17.5'), false);
   });
 });
 

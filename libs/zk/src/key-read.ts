@@ -40,17 +40,6 @@ export function decodeKey<T, F>(spec: KeySpec<T, F>, raw: string | undefined, lo
   }
 }
 
-/** True when `raw` decodes under the key's codec (an absent or empty value counts as valid). */
-export function isValidValue(spec: KeySpec<unknown, unknown>, raw: string | undefined): boolean {
-  if (raw === undefined || raw.trim() === '') return true;
-  try {
-    spec.codec.decode(raw, spec.path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function reportBadValue(spec: KeySpec<unknown, unknown>, raw: string, logger: Logger | undefined, err: unknown): void {
   const id = `${spec.path}\0${raw}`;
   if (reported.has(id)) return;

@@ -5,7 +5,7 @@ import { paths, resetBadValueReports } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import { memoryLogger } from '../testing/fakes.js';
 import { seedBase, seedDomain, seedNode } from '../testing/cluster.js';
-import { mapLimit, readClusterFacts } from './facts.js';
+import { readClusterFacts } from './facts.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -49,21 +49,4 @@ describe('readClusterFacts()', () => {
     assert.equal(log.lines.filter((l) => /bad value in Zookeeper/.test(l.msg))[0]?.['key'], paths.node('hv2').memAlloc, 'a bad figure is logged, read as 0');
     assert.deepEqual(log.messages(/not a plugin key/), ['monitoring_plugins lists a name that is not a plugin key; skipped']);
   });
-});
-
-describe('mapLimit()', () => {
-  it('keeps input order and never exceeds the limit', async () => {
-    let running = 0;
-    let peak = 0;
-    const out = await mapLimit([5, 1, 4, 2, 3], 2, async (n) => {
-      running++;
-      peak = Math.max(peak, running);
-      for (let i = 0; i < n; i++) await Promise.resolve();
-      running--;
-      return n * 10;
-    });
-    assert.deepEqual(out, [50, 10, 40, 20, 30]);
-    assert.equal(peak, 2);
-  });
-  it('an empty list', async () => assert.deepEqual(await mapLimit([], 8, () => Promise.resolve(1)), []));
 });

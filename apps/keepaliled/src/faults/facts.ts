@@ -6,7 +6,7 @@
  * @module
  */
 import type { Logger } from '@pvc/runtime';
-import { describeError } from '@pvc/runtime';
+import { describeError, mapLimit } from '@pvc/runtime';
 import { domainKeys, nodeKeys, paths, pluginKeys, readKeys, type ZkClient } from '@pvc/zk';
 import { isNoTargetReason } from '../fence/rules.js';
 import type { ClusterFacts, NodeFact, PluginFact, VmFact } from './conditions.js';
@@ -75,18 +75,4 @@ async function readVmFact(zk: ZkClient, uuid: string, opts: FactReadOptions): Pr
 
 function signalOnly(opts: FactReadOptions): { signal?: AbortSignal } {
   return opts.signal ? { signal: opts.signal } : {};
-}
-
-/** Maps `items` through `fn` with at most `limit` calls in flight; results in input order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -12,12 +12,12 @@
  * @module
  */
 import type { Logger } from '@pvc/runtime';
-import { describeError } from '@pvc/runtime';
+import { describeError, mapLimit } from '@pvc/runtime';
 import {
   faultKeys, isZkError, pair, paths, readKeys, type FaultStatus, type ObjectEntry, type WritePair, type ZkClient,
 } from '@pvc/zk';
 import type { FaultCondition } from './conditions.js';
-import { mapLimit, READ_CONCURRENCY } from './facts.js';
+import { READ_CONCURRENCY } from './facts.js';
 
 /** One stored fault as a pass reads it (bad values already replaced by the key's default). */
 export interface StoredFault {

@@ -23,13 +23,13 @@
  * @module
  */
 import type { Clock } from '@pvc/runtime';
-import { AbortedError, describeError } from '@pvc/runtime';
+import { AbortedError, describeError, mapLimit } from '@pvc/runtime';
 import {
   clusterKeys, domainKeys, isOneOf, nodeKeys, paths, readAllNodeFigures, readKey, readKeyIfExists, readKeys, readKeyWithStat,
   readVmFacts, type NodeFigures, type VmFacts, type ZkOp,
 } from '@pvc/zk';
 import type { KeepalivedEvent } from '../model.js';
-import { mapLimit, READ_CONCURRENCY } from '../faults/facts.js';
+import { READ_CONCURRENCY } from '../faults/facts.js';
 import { underFenceLock } from './fence-lock.js';
 import type { LivenessTracker } from './liveness.js';
 import { moveVm, RUNNING_STATES, type RecoveryDeps } from './recovery.js';

@@ -1,0 +1,17 @@
+/**
+ * Maps `items` through `fn` with at most `limit` calls in flight (at least one); results in input
+ * order. The first rejection rejects the whole (calls already started run to their end). For
+ * bounded fan-out of ZK reads and writes over many nodes or VMs.
+ */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  return out;
+}
