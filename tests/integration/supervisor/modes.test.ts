@@ -57,7 +57,9 @@ describe('supervisor modes and Zookeeper availability (real Zookeeper)', () => {
       await tree.server.start();
       const c = await zkClient(tree.server.port);
       try {
-        await waitFor('hv3 init', 30_000, async () => ((await c.read(paths.node('hv3').daemonState)) === 'init' ? true : undefined), 50);
+        await waitFor('hv3 init', 30_000, async () => ((await c.read(paths.node('hv3').daemonState)) === 'init' ? true : undefined), 50).catch((err: unknown) => {
+          throw new Error(`${String(err)}\nsupervisor output (last 4000 chars):\n${sup.output().slice(-4000)}`);
+        });
       } finally {
         await c.close();
       }

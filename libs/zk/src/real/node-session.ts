@@ -8,6 +8,7 @@ import { runMulti } from './multi.js';
 import { toZkError } from './errors-map.js';
 import { toStat } from './stat.js';
 import { dropSocket, watchReadTimeout } from './read-timeout.js';
+import './socket-data-guard.js';
 
 /** Connection parameters of one real session. */
 export interface NodeSessionOptions {
