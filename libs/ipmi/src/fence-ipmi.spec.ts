@@ -90,6 +90,22 @@ describe('fenceIpmi against the fake, in virtual time', () => {
     assertPasswordFree(run);
   });
 
+  it('onConfirmedOff is called once, after the confirmed off and before the power on; never when off is not confirmed', async () => {
+    let opsAtOff: string[] | undefined;
+    let calls = 0;
+    const probe = { onConfirmedOff: () => { calls += 1; opsAtOff = [...fakeRef.f!.ops()]; } };
+    const fakeRef: { f?: FakeIpmi } = {};
+    const run = await fence({ latencyMs: 200 }, probe, (f) => (fakeRef.f = f));
+    assert.equal(run.result.outcome, 'success');
+    assert.equal(calls, 1);
+    assert.deepEqual(opsAtOff, ['power off', 'power status']);
+    assert.deepEqual(run.fake.ops(), ['power off', 'power status', 'power on', 'power status']);
+    let failedCalls = 0;
+    const failed = await fence({ unreachable: true }, { onConfirmedOff: () => void (failedCalls += 1) });
+    assert.equal(failed.result.outcome, 'failed');
+    assert.equal(failedCalls, 0);
+  });
+
   it('power on fails after a confirmed off → success, with a warning', async () => {
     const run = await fence({ powerOnFails: true, latencyMs: 50 }, { confirmOnMs: 3000 });
     const { result, fake } = run;

@@ -38,6 +38,11 @@ export interface FenceIpmiOptions {
   pollIntervalMs?: number;
   /** Aborting rejects the fence with AbortedError (no result: the fence did not finish). */
   signal?: AbortSignal;
+  /**
+   * Called once the node is confirmed off, before it is powered back on: the fence has succeeded
+   * at that point (its VMs are dead), so a caller may start recovery while the power-on runs.
+   */
+  onConfirmedOff?: () => void;
 }
 
 /** The four steps, in order. */
@@ -212,6 +217,7 @@ export async function fenceIpmi(deps: FenceIpmiDeps, target: IpmiTarget, options
   const off = await commandThenConfirm(deps, target, 'off', s);
   push(off.command, off.confirm);
   if (!off.confirmed) return finish('failed', `node not confirmed off: ${phaseFailure(off, 'power off')}`, false);
+  options.onConfirmedOff?.();
   const on = await commandThenConfirm(deps, target, 'on', s);
   push(on.command, on.confirm);
   if (!on.confirmed) {

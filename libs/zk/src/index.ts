@@ -16,7 +16,7 @@ export * from './records.js';
 export * from './fill.js';
 export * from './faults.js';
 export { KazooLock, Lock, ReadLock, WriteLock, createLock } from './lock.js';
-export type { AcquireOptions, LockOptions, LostReason } from './lock.js';
+export type { AcquireOptions, LockHolder, LockOptions, LostReason } from './lock.js';
 export { LOCK_RECIPES, findPredecessor, sortContenders } from './lock-naming.js';
 export { connectZk, connectionString, RealZkClient, DEFAULT_ZK_PORT } from './real/connect.js';
 export type { ConnectOptions } from './real/connect.js';

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { AbortedError } from '@pvc/runtime';
 import type { Clock } from '@pvc/runtime';
 import { anySignal } from './core/deadline.js';
-import { isZkError, ZkLockError } from './errors.js';
+import { isZkError, ZkLockError, ZkTransactionError } from './errors.js';
 import type { LockKind, LockSpec } from './schema.js';
-import type { Unsubscribe, ZkClient } from './types.js';
+import type { Unsubscribe, ZkClient, ZkOp } from './types.js';
 import { findPredecessor, LOCK_RECIPES, sortContenders } from './lock-naming.js';
 
 /** Options of a lock object. */
@@ -21,6 +21,19 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /** When false, return at once if the lock is not free (default true). */
   blocking?: boolean;
+  /**
+   * Consulted whenever another contender blocks us: return guard ops (typically a `check` of the
+   * holder's heartbeat version) to delete that contender's node in one transaction with them, or
+   * `undefined` to wait as usual. For holders known dead whose session has not expired yet; a
+   * failed guard (the holder showed life) or a contender already gone just re-checks.
+   */
+  breakHolder?: (holder: LockHolder) => ZkOp[] | undefined | Promise<ZkOp[] | undefined>;
+}
+
+/** A contender that blocks an acquisition: its node's full path and its data (the identifier). */
+export interface LockHolder {
+  path: string;
+  identifier: string;
 }
 
 /** Why a held lock was lost. */
@@ -88,7 +101,7 @@ export class KazooLock {
     this.busy = true;
     const deadline = opts.timeoutMs === undefined ? Infinity : this.opts.clock.now() + opts.timeoutMs;
     try {
-      const got = await this.contend(deadline, opts.signal, opts.blocking ?? true);
+      const got = await this.contend(deadline, opts.signal, opts.blocking ?? true, opts.breakHolder);
       if (got) this.startMonitor();
       else await this.removeNode();
       return got;
@@ -121,7 +134,9 @@ export class KazooLock {
     return out;
   }
 
-  private async contend(deadline: number, signal: AbortSignal | undefined, blocking: boolean): Promise<boolean> {
+  private async contend(
+    deadline: number, signal: AbortSignal | undefined, blocking: boolean, breakHolder: AcquireOptions['breakHolder'],
+  ): Promise<boolean> {
     for (;;) {
       const remaining = deadline - this.opts.clock.now();
       if (remaining <= 0) return false;
@@ -141,7 +156,9 @@ export class KazooLock {
           return true;
         }
         if (!blocking) return false;
-        if (!(await this.waitGone(`${this.path}/${pred}`, deadline, signal))) return false;
+        const predPath = `${this.path}/${pred}`;
+        if (breakHolder && (await this.tryBreak(predPath, breakHolder, op))) continue;
+        if (!(await this.waitGone(predPath, deadline, signal))) return false;
       } catch (err) {
         if (!isZkError(err) || !err.retryable) throw err;
         if (isZkError(err, 'OPERATION_TIMEOUT') && deadline - this.opts.clock.now() <= 0) return false;
@@ -152,6 +169,28 @@ export class KazooLock {
           },
         );
       }
+    }
+  }
+
+  /**
+   * Deletes the blocking contender `predPath` when `breakHolder` vouches for it, atomically with
+   * its guard ops. True when the contender is gone (deleted now or already), false to wait.
+   */
+  private async tryBreak(
+    predPath: string, breakHolder: NonNullable<AcquireOptions['breakHolder']>, op: { timeoutMs: number; signal: AbortSignal | undefined },
+  ): Promise<boolean> {
+    const identifier = await this.client.read(predPath, op);
+    if (identifier === undefined) return true;
+    const guards = await breakHolder({ path: predPath, identifier });
+    if (guards === undefined) return false;
+    try {
+      await this.client.multi([...guards, { type: 'delete', path: predPath }], op);
+      return true;
+    } catch (err) {
+      // Only the delete (the last op) failing with NO_NODE means the contender is gone already.
+      if (err instanceof ZkTransactionError && err.code === 'NO_NODE' && err.failedIndex === guards.length) return true;
+      if (isZkError(err, 'BAD_VERSION', 'NO_NODE')) return false;
+      throw err;
     }
   }
 

@@ -1,11 +1,13 @@
 import type { Clock } from '@pvc/runtime';
-import { createLock, locks, type ZkClient } from '@pvc/zk';
+import { createLock, locks, type AcquireOptions, type ZkClient } from '@pvc/zk';
 
 /** What {@link underFenceLock} needs. */
 export interface FenceLockDeps {
   self: string;
   zk: ZkClient;
   clock: Clock;
+  /** Breaks the lock of a holder known dead (see `LivenessTracker.deadHolderGuard`); absent = wait. */
+  breakHolder?: AcquireOptions['breakHolder'];
 }
 
 /** How a run under the fence lock ended. */
@@ -27,7 +29,8 @@ export async function underFenceLock<T>(
 ): Promise<FenceLockOutcome<T>> {
   const { zk, clock, self } = deps;
   const lock = createLock(zk, locks.fence, { clock, identifier: self });
-  if (!(await lock.acquire({ timeoutMs, signal: outer }))) return { kind: 'busy' };
+  const breakHolder = deps.breakHolder;
+  if (!(await lock.acquire({ timeoutMs, signal: outer, ...(breakHolder ? { breakHolder } : {}) }))) return { kind: 'busy' };
   const held = new AbortController();
   const stopOuter = (): void => held.abort(outer.reason);
   outer.addEventListener('abort', stopOuter, { once: true });

@@ -2,7 +2,7 @@ import type { Clock } from '@pvc/runtime';
 import { describeError } from '@pvc/runtime';
 import {
   clusterKeys, createLock, isZkError, locks, nodeKeys, pair, readKey, readKeyWithStat, readNodeRecord,
-  type NodeDomainState, type NodeRecord, type WritePair,
+  type LockHolder, type NodeDomainState, type NodeRecord, type WritePair, type ZkOp,
 } from '@pvc/zk';
 import { fenceIpmi, type FenceIpmiOptions, type FenceResult, type Ipmi } from '@pvc/ipmi';
 import type { LivenessTracker } from './liveness.js';
@@ -86,7 +86,10 @@ export class Fencer {
       return 'alive';
     }
     const lock = createLock(zk, locks.nodeDaemonState(rec.name), { clock, identifier: self });
-    if (!(await lock.acquire({ timeoutMs: 2_000, signal }))) return 'skipped';
+    // A fencer that died between taking this lock and declaring the node holds it until its
+    // session expires: broken like the fence lock when that fencer is silent for the window.
+    const breakHolder = (h: LockHolder): ZkOp[] | undefined => liveness.deadHolderGuard(h, self, this.windowMs);
+    if (!(await lock.acquire({ timeoutMs: 2_000, signal, breakHolder }))) return 'skipped';
     try {
       const ds = await readKeyWithStat(zk, k.daemonState, { logger });
       if (ds?.value !== 'run') return 'skipped';
@@ -112,11 +115,21 @@ export class Fencer {
   private async fenceAndRecover(rec: NodeRecord, prevDomainState: NodeDomainState | undefined, resumed: boolean, signal: AbortSignal): Promise<void> {
     const { events, self, zk } = this.deps;
     events({ kind: 'fence-start', node: rec.name, fencer: self, resumed });
-    const result = await this.powerCycle(rec, signal);
-    events({ kind: 'fence-result', node: rec.name, fencer: self, outcome: result.outcome, reason: result.reason });
-    signal.throwIfAborted();
-    if (result.outcome === 'success') await zk.write([pair(nodeKeys(rec.name).daemonState, 'fenced')], { conflictRetries: 3, signal });
-    await this.afterFence(rec, result, prevDomainState, signal);
+    // Recovery starts as soon as the node is confirmed off; its power-on runs meanwhile (with a
+    // BMC at 3 s a call that is 6 s sooner) and is awaited before the fence lock is released.
+    let confirmedOff = (): void => undefined;
+    const off = new Promise<undefined>((resolve) => (confirmedOff = () => resolve(undefined)));
+    const cycle = this.powerCycle(rec, signal, confirmedOff);
+    const early = await Promise.race([off, cycle]);
+    const result = early ?? { outcome: 'success' as const, reason: 'node confirmed off; powering it back on' };
+    try {
+      events({ kind: 'fence-result', node: rec.name, fencer: self, outcome: result.outcome, reason: result.reason });
+      signal.throwIfAborted();
+      if (result.outcome === 'success') await zk.write([pair(nodeKeys(rec.name).daemonState, 'fenced')], { conflictRetries: 3, signal });
+      await this.afterFence(rec, result, prevDomainState, signal);
+    } finally {
+      await cycle;
+    }
   }
 
   /**
@@ -124,13 +137,13 @@ export class Fencer {
    * power-off is sent the cycle is finished even if ZK goes away meanwhile (an aborted cycle
    * would leave the node off with nobody to turn it on). Only process shutdown interrupts it.
    */
-  private async powerCycle(rec: NodeRecord, _held: AbortSignal): Promise<Pick<FenceResult, 'outcome' | 'reason'>> {
+  private async powerCycle(rec: NodeRecord, _held: AbortSignal, onConfirmedOff: () => void): Promise<Pick<FenceResult, 'outcome' | 'reason'>> {
     const signal = this.deps.shutdown ?? new AbortController().signal;
     const { host, user, pass } = rec.ipmi;
     if (host === '' || user === '' || pass === '') return { outcome: 'failed', reason: `no IPMI details in ZK for ${rec.name}` };
     try {
       const target = { host, user, pass, port: this.deps.settings.ipmiPort };
-      return await fenceIpmi({ ipmi: this.deps.ipmi, clock: this.deps.clock, logger: this.deps.logger }, target, { ...this.deps.settings.ipmi, signal });
+      return await fenceIpmi({ ipmi: this.deps.ipmi, clock: this.deps.clock, logger: this.deps.logger }, target, { ...this.deps.settings.ipmi, signal, onConfirmedOff });
     } catch (err) {
       if (signal.aborted) throw err;
       return { outcome: 'failed', reason: describeError(err) };

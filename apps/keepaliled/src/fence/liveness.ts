@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '@pvc/runtime';
-import { nodeKeys, paths, watchKey, type DaemonState, type NodeDomainState, type Unsubscribe, type ZkClient } from '@pvc/zk';
+import { nodeKeys, paths, watchKey, type DaemonState, type LockHolder, type NodeDomainState, type Unsubscribe, type ZkClient, type ZkOp } from '@pvc/zk';
 
 /** What this observer knows of one node's heartbeat. */
 export interface Sighting {
@@ -61,6 +61,21 @@ export class LivenessTracker {
   silentForMs(node: string): number | undefined {
     const s = this.seen.get(node);
     return s === undefined ? undefined : this.deps.clock.now() - s.seenAtMs;
+  }
+
+  /**
+   * A lock-break guard for a lock contender held by a node we have seen silent for `windowMs` (a
+   * fencer that died holding the fence lock, whose session has not expired yet): a `check` of its
+   * keepalive at the version we last saw, so the break fails if it wrote one meanwhile. Undefined
+   * (wait as usual) for ourselves, a contender that is not a known node (a CLI, an original
+   * daemon's uuid), or a node not silent long enough.
+   */
+  deadHolderGuard(holder: LockHolder, self: string, windowMs: number): ZkOp[] | undefined {
+    const node = holder.identifier;
+    const s = this.seen.get(node);
+    if (node === self || s === undefined || this.deps.clock.now() - s.seenAtMs < windowMs) return undefined;
+    this.deps.logger.warn({ holder: node, lock: holder.path, silentMs: this.deps.clock.now() - s.seenAtMs }, 'breaking a lock held by a node silent for the detection window (its session has not expired yet)');
+    return [{ type: 'check', path: nodeKeys(node).keepalive.path, version: s.version }];
   }
 
   /**

@@ -27,7 +27,7 @@ test('a stale run node: declared dead + fence-flush in one guarded transaction, 
   assert.deepEqual(r.kinds(), ['node-dead', 'fence-start', 'fence-result', 'vm-recovered', 'vm-recovered', 'recovery-done']);
   const dead = r.events[0];
   assert.ok(dead?.kind === 'node-dead' && dead.silentMs >= 30_000 && dead.silentMs <= 31_000);
-  assert.deepEqual(r.events[2], { kind: 'fence-result', node: 'hv3', fencer: 'hv1', outcome: 'success', reason: 'node confirmed off, then powered back on' });
+  assert.deepEqual(r.events[2], { kind: 'fence-result', node: 'hv3', fencer: 'hv1', outcome: 'success', reason: 'node confirmed off; powering it back on' });
   assert.deepEqual(r.events[5], { kind: 'recovery-done', node: 'hv3', fencer: 'hv1', recovered: 2, left: 0 });
 
   const declare = r.spy.writes.find((w) => w.kind === 'multi' && w.data[k3.daemonState] === 'dead');
@@ -186,6 +186,25 @@ test('fence lock held by another coordinator: nothing this pass; the fence happe
   await theirs.release();
   await r.clock.advance(2_000);
   assert.deepEqual(r.kinds().slice(0, 3), ['node-dead', 'fence-start', 'fence-result']);
+  await r.stop();
+});
+
+test('a fencer that died holding the fence lock (session not yet expired) is broken once silent for the window: it and hv3 are fenced', async () => {
+  const r = await dyingHv3();
+  // hv2 took the fence lock, then died: its session lives on (60 s) but its keepalives stop.
+  const other = await r.server.connect({ sessionTimeoutMs: 60_000 });
+  const theirs = createLock(other, locks.fence, { clock: r.clock, identifier: 'hv2' });
+  assert.equal(await theirs.acquire({ timeoutMs: 1_000 }), true);
+  r.beats.silence('hv2');
+  await r.clock.advance(29_000);
+  assert.deepEqual(r.kinds(), [], 'nothing while hv2 is inside its window');
+  assert.equal(theirs.held, true);
+  await r.clock.advance(2_000);
+  const dead = r.events.filter((e) => e.kind === 'node-dead').map((e) => e.node);
+  assert.deepEqual(dead, ['hv2', 'hv3'], 'both fenced in the pass that found hv2 silent for the window');
+  assert.equal(theirs.held, false, 'the dead holder lost its lock node');
+  assert.ok(r.log.lines.some((l) => JSON.stringify(l).includes('breaking a lock held by a node silent')), 'the break is logged');
+  assert.equal(await node(r, 'domainState'), 'flushed');
   await r.stop();
 });
 

@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '@pvc/runtime';
 import { AbortedError, describeError } from '@pvc/runtime';
-import { clusterKeys, watchKey, type ZkClient } from '@pvc/zk';
+import { clusterKeys, watchKey, type LockHolder, type ZkClient, type ZkOp } from '@pvc/zk';
 import type { EventSink } from '../model.js';
 import { underFenceLock } from './fence-lock.js';
 import type { Fencer } from './fencer.js';
@@ -16,8 +16,17 @@ export interface FenceMonitorDeps {
   fencer: Fencer;
   intervalMs: number;
   fenceIntervals: number;
-  /** How often the (cheap, in-memory) staleness check runs; default min(interval, 1 s). */
+  /** How often the (cheap, in-memory) staleness check runs; default {@link checkPeriodMs}. */
   checkEveryMs?: number;
+}
+
+/**
+ * How often the staleness check runs: a tenth of the keepalive interval, 50–250 ms, so a death is
+ * noticed within that much of the detection window ending (it only reads memory; ZK is read for
+ * candidates only). The original checked once per keepalive, up to a whole interval late.
+ */
+export function checkPeriodMs(intervalMs: number): number {
+  return Math.max(50, Math.min(250, Math.round(intervalMs / 10)));
 }
 
 /**
@@ -43,7 +52,7 @@ export class FenceMonitor {
     // Read as the original's node daemon reads it (strtobool: any spelling of "on"); absent, empty
     // or unreadable (logged with its key) is the original's default, off.
     const unwatch = watchKey(zk, clusterKeys.maintenance, (on) => void (this.maintenance = on === true), this.deps.logger);
-    const every = this.deps.checkEveryMs ?? Math.min(this.deps.intervalMs, 1_000);
+    const every = this.deps.checkEveryMs ?? checkPeriodMs(this.deps.intervalMs);
     try {
       while (!signal.aborted) {
         await this.check(signal).catch((err: unknown) => {
@@ -85,7 +94,9 @@ export class FenceMonitor {
   }
 
   private async underFenceLock(todo: string[], outer: AbortSignal): Promise<void> {
-    const r = await underFenceLock(this.deps, outer, 500, async (held) => {
+    const windowMs = this.deps.intervalMs * this.deps.fenceIntervals;
+    const breakHolder = (h: LockHolder): ZkOp[] | undefined => this.deps.liveness.deadHolderGuard(h, this.deps.self, windowMs);
+    const r = await underFenceLock({ ...this.deps, breakHolder }, outer, 500, async (held) => {
       for (const node of todo) {
         if (held.aborted || this.maintenance) break;
         await this.deps.fencer.handle(node, held);

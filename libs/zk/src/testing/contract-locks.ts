@@ -111,6 +111,37 @@ export function registerLocks(ctx: ContractContext): void {
     await py.delete(pyReader);
   });
 
+  it('breakHolder: a vouched-dead holder is deleted with its guard; a failed guard waits; the holder learns it lost', async () => {
+    const [c1, c2] = [await ctx.client(), await ctx.client()];
+    await c1.create(ctx.p('beat'), '1');
+    const beat = await c1.get(ctx.p('beat'));
+    const holder = new Lock(c1, ctx.p('fence'), opts('hv1'));
+    assert.equal(await holder.acquire(), true);
+    const lost: LostReason[] = [];
+    holder.onLost((why) => lost.push(why));
+    const seen: string[] = [];
+    // The guard names an old heartbeat version: the holder showed life, so nothing is deleted.
+    await c1.set(ctx.p('beat'), '2');
+    const stale = new Lock(c2, ctx.p('fence'), opts('hv2'));
+    const guard = (version: number) => (h: { identifier: string }) => {
+      seen.push(h.identifier);
+      return [{ type: 'check' as const, path: ctx.p('beat'), version }];
+    };
+    assert.equal(await stale.acquire({ timeoutMs: 300, breakHolder: guard(beat.stat.version) }), false);
+    assert.equal(holder.held, true);
+    assert.deepEqual(seen, ['hv1']);
+    // Declining to break waits as usual.
+    assert.equal(await stale.acquire({ timeoutMs: 300, breakHolder: () => undefined }), false);
+    // The current version: the holder's node goes in one transaction with the check.
+    const now = await c1.get(ctx.p('beat'));
+    const breaker = new Lock(c2, ctx.p('fence'), opts('hv2'));
+    assert.equal(await breaker.acquire({ timeoutMs: 2000, breakHolder: guard(now.stat.version) }), true);
+    await ctx.eventually('the broken holder reported lost', () => lost.length > 0);
+    assert.deepEqual(lost, ['lock node deleted']);
+    assert.equal(holder.held, false);
+    assert.deepEqual(await breaker.contenders(), ['hv2']);
+  });
+
   it('a held lock reports lost when its session expires, and others can take it', async () => {
     const victim = await ctx.client({ sessionTimeoutMs: 4000 });
     const other = await ctx.client();
