@@ -28,7 +28,9 @@ export type KeepalivedEvent =
   | { kind: 'router-state'; node: string; from: string; to: RouterState; reason: string }
   | { kind: 'primary-claimed'; node: string; previous: string }
   | { kind: 'primary-duties'; node: string; on: boolean; reason: string }
-  | { kind: 'suicide'; node: string; silentMs: number; stopped: number };
+  | { kind: 'suicide'; node: string; silentMs: number; stopped: number }
+  /** The suicide watch changed state (`suicide.ts`: watching, held, grace, fired), with why. */
+  | { kind: 'suicide-watch'; node: string; from: string; to: string; reason: string };
 
 /** Receives every {@link KeepalivedEvent}. */
 export type EventSink = (event: KeepalivedEvent) => void;

@@ -47,3 +47,58 @@ export interface SelfReset {
   /** Resets the host now. May never resolve (the machine goes down). */
   reset(reason: string): Promise<void>;
 }
+
+/** A Zookeeper server's state by its `srvr` four-letter word (see `witness/srvr.ts`). */
+export type ZkServerState = 'serving' | 'not-serving' | 'unknown';
+
+/**
+ * What a coordinator says about its own reach of Zookeeper: the suicide peer check's answer
+ * (pvc.keepaliled.v1.WitnessService). No secrets.
+ */
+export interface ZkReach {
+  /** The answering node's name. */
+  node: string;
+  /** Its keepaliled's ZK session is connected. */
+  sessionConnected: boolean;
+  /** Its local ZK server (the one on the coordinator itself). */
+  server: ZkServerState;
+  /** What `srvr` said, or why the server is taken as not serving or unknown. */
+  serverDetail: string;
+  /** Milliseconds since it last wrote a keepalive. */
+  msSinceKeepalive: number;
+}
+
+/** Asks another coordinator's keepaliled, over the cluster network, for its {@link ZkReach}. */
+export interface WitnessPeers {
+  /** Rejects when the coordinator does not answer within `deadlineMs` (or refuses, or fails). */
+  ask(coordinator: string, opts: PeerCallOptions): Promise<ZkReach>;
+}
+
+/** A running witness server. */
+export interface WitnessHandle {
+  /** Where it listens (`host:port`), for logs. */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves this coordinator's {@link ZkReach} to the other nodes (the real one: gRPC on TCP, bound to
+ * the address the node's name resolves to, never a wildcard).
+ */
+export interface WitnessEndpoint {
+  /** Starts serving `answer`; rejects when it cannot listen (the caller retries). */
+  serve(answer: (signal: AbortSignal) => Promise<ZkReach>): Promise<WitnessHandle>;
+}
+
+/** This coordinator's own Zookeeper server, probed with `srvr` on its client port. */
+export interface LocalZkServer {
+  /** Never rejects: a failure to ask is `unknown` (or `not-serving` when nothing listens). */
+  probe(opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ state: ZkServerState; detail: string }>;
+}
+
+/** The suicide peer check's ports, together. */
+export interface WitnessPorts {
+  peers: WitnessPeers;
+  endpoint: WitnessEndpoint;
+  localServer: LocalZkServer;
+}

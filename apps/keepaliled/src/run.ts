@@ -1,15 +1,16 @@
 import type { ServiceContext } from '@pvc/rpc';
 import { createExec, describeError, realClock } from '@pvc/runtime';
-import { RealZkClient } from '@pvc/zk';
+import { KEEPALIVED_SESSION_TIMEOUT_MS, RealZkClient } from '@pvc/zk';
 import { createIpmitoolIpmi } from '@pvc/ipmi';
 import { GrpcPeers } from './host/peers-grpc.js';
 import { procHostStats } from './host/host-stats.js';
 import { createSelfReset } from './host/self-reset.js';
+import { createGrpcWitnessEndpoint, GrpcWitnessPeers } from './host/witness-grpc.js';
+import { srvrProbe } from './host/zk-srvr.js';
+import type { WitnessPorts } from './ports.js';
 import { Keepalived } from './service.js';
 import { createHealthMonitor } from './health/index.js';
 
-/** keepaliled's ZK session timeout; a cut-off primary drops its duties when it expires locally. */
-const ZK_SESSION_TIMEOUT_MS = 10_000;
 
 /**
  * Builds the real ports and runs keepaliled until shutdown. `onReady` receives the service so the
@@ -20,7 +21,7 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
   const exec = createExec(logger);
   const zk = new RealZkClient({
     hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock: realClock, logger,
-    sessionTimeoutMs: 10_000, opTimeoutMs: 5_000, localExpiry: true,
+    sessionTimeoutMs: KEEPALIVED_SESSION_TIMEOUT_MS, opTimeoutMs: 5_000, localExpiry: true,
   });
   ctx.zkLog.attach(zk);
   const peers = new GrpcPeers(config.system.configuration.directories.dynamic_directory);
@@ -35,9 +36,15 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
       intervalMs: config.system.configuration.monitoring_interval * 1000,
       services: () => built.service?.figures.peers() ?? [],
     });
+    const peerPort = config.system.fencing.peer_check_port;
+    const witness: WitnessPorts = {
+      peers: new GrpcWitnessPeers(peerPort),
+      endpoint: createGrpcWitnessEndpoint({ node: config.node, port: peerPort, logger: logger.child({ component: 'peer-check' }) }),
+      localServer: srvrProbe({ host: config.node, port: config.database.zookeeper.port }),
+    };
     const service = new Keepalived({
-      config, zk, clock: realClock, logger, peers, host: procHostStats, health,
-      ipmi: createIpmitoolIpmi(exec), zkSessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, shutdown: shutdown.signal, reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
+      config, zk, clock: realClock, logger, peers, host: procHostStats, health, witness,
+      ipmi: createIpmitoolIpmi(exec), zkSessionTimeoutMs: KEEPALIVED_SESSION_TIMEOUT_MS, shutdown: shutdown.signal, reset: createSelfReset({ exec, logger, command: config.system.fencing.suicide_command }),
     });
     built.service = service;
     onReady(service);

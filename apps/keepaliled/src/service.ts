@@ -6,7 +6,7 @@ import type { ZkClient } from '@pvc/zk';
 import type { Ipmi } from '@pvc/ipmi';
 import { pluginDetailLine, type HealthSummary } from './health/index.js';
 import type { EventSink, KeepalivedEvent } from './model.js';
-import type { HostStats, Peers, SelfReset } from './ports.js';
+import type { HostStats, Peers, SelfReset, WitnessPorts } from './ports.js';
 import { FigureGatherer } from './keepalive/figures.js';
 import { KeepaliveLoop } from './keepalive/keepalive.js';
 import { LivenessTracker } from './fence/liveness.js';
@@ -18,6 +18,8 @@ import { PrimaryElection } from './primary/election.js';
 import { primaryConfigKeys } from './primary/config-keys.js';
 import { FaultReporter } from './faults/reporter.js';
 import { SuicideWatch } from './suicide.js';
+import { wireWitness } from './witness/wiring.js';
+import type { WitnessServer } from './witness/serve.js';
 
 /** The health monitor as keepaliled uses it (see `health/`). */
 export interface HealthPort {
@@ -35,6 +37,8 @@ export interface KeepalivedDeps {
   host: HostStats;
   ipmi: Ipmi;
   reset: SelfReset;
+  /** The suicide peer check's ports (used when `peer_check_port` ≠ 0 and suicide is on); absent: no check. */
+  witness?: WitnessPorts;
   health?: HealthPort;
   /** Process shutdown (the root signal): interrupts even an IPMI power cycle in progress. */
   shutdown?: AbortSignal;
@@ -48,7 +52,8 @@ export interface KeepalivedDeps {
 
 /** Logs each event once, at a level matching its weight. */
 function logEvent(logger: Logger, e: KeepalivedEvent): void {
-  const serious = e.kind === 'node-dead' || e.kind === 'fence-result' || e.kind === 'suicide' || e.kind === 'vm-stopped' || e.kind === 'vm-left';
+  const serious = e.kind === 'node-dead' || e.kind === 'fence-result' || e.kind === 'suicide' || e.kind === 'vm-stopped' || e.kind === 'vm-left'
+    || (e.kind === 'suicide-watch' && e.to !== 'watching');
   // The logger already carries `node` (this node); the event's node is the one it is about.
   const { node: subject, kind, ...rest } = e;
   const fields = { event: kind, subject, ...rest };
@@ -72,6 +77,8 @@ export class Keepalived {
   /** Cluster faults (`/faults`), written while this node is the primary coordinator. */
   readonly faults: FaultReporter | undefined;
   readonly suicide: SuicideWatch;
+  /** This coordinator's answer to other nodes' suicide peer checks (when the check is on). */
+  readonly witness: WitnessServer | undefined;
   private readonly emit: EventSink;
 
   constructor(private readonly deps: KeepalivedDeps) {
@@ -90,10 +97,14 @@ export class Keepalived {
       settings: { intervalMs, figuresDeadlineMs: Math.min(1_000, intervalMs * 0.4), logKeepalives: logging.log_keepalives, logClusterDetails: logging.log_keepalive_cluster_details },
       logExtras: () => this.healthLogFields(),
     });
+    const witness = wireWitness({ config, ports: deps.witness, zk, clock, logger, silentForMs: () => this.keepalive.silentForMs(), intervalMs });
+    this.witness = witness.server;
     this.suicide = new SuicideWatch({
       self: config.node, clock, logger, events: this.emit, peers, reset: deps.reset,
-      silentForMs: () => this.keepalive.silentForMs(), intervalMs, suicideIntervals: f.intervals.suicide_intervals,
+      silentForMs: () => this.keepalive.silentForMs(), intervalMs, suicideIntervals: f.intervals.suicide_intervals, peerCheck: witness.check,
     });
+    // The fencer's reset wait allows for other nodes' peer check when ours is configured (configs are uniform).
+    const peerCheck = f.peer_check_port !== 0;
     if (!config.isCoordinator) return;
     this.liveness = new LivenessTracker({ zk, clock, logger: logger.child({ component: 'liveness' }) });
     const fencer = new Fencer({
@@ -101,7 +112,7 @@ export class Keepalived {
       liveness: this.liveness, storageEnabled: config.functions.enable_storage, defaultSelector: config.system.migration.target_selector,
       settings: {
         intervalMs, fenceIntervals: f.intervals.fence_intervals, suicideIntervals: f.intervals.suicide_intervals,
-        successfulFence: f.actions.successful_fence, failedFence: f.actions.failed_fence, ipmiPort: f.ipmi.port,
+        successfulFence: f.actions.successful_fence, failedFence: f.actions.failed_fence, ipmiPort: f.ipmi.port, peerCheck,
       },
     });
     this.monitor = new FenceMonitor({
@@ -112,7 +123,7 @@ export class Keepalived {
       self: config.node, zk, clock, logger: logger.child({ component: 'recovery-retry' }), events: this.emit, peers,
       storageEnabled: config.functions.enable_storage, defaultSelector: config.system.migration.target_selector,
       liveness: this.liveness, isPrimary: () => this.election?.routerState === 'primary', intervalMs,
-      rules: { failedFence: f.actions.failed_fence, resetWaitMs: resetWaitMs(intervalMs, f.intervals.suicide_intervals) },
+      rules: { failedFence: f.actions.failed_fence, resetWaitMs: resetWaitMs(intervalMs, f.intervals.suicide_intervals, { peerCheck }) },
     });
     this.election = new PrimaryElection({
       self: config.node, coordinators: config.cluster.coordinators, zk, clock, logger: logger.child({ component: 'primary' }),
@@ -148,7 +159,7 @@ export class Keepalived {
       await this.deps.health.start();
       healthStarted = true;
     });
-    const loops = [this.keepalive.run(signal), this.suicide.run(signal), this.monitor?.run(signal), this.retry?.run(signal), this.election?.run(signal), this.faults?.run(signal)];
+    const loops = [this.keepalive.run(signal), this.suicide.run(signal), this.witness?.run(signal), this.monitor?.run(signal), this.retry?.run(signal), this.election?.run(signal), this.faults?.run(signal)];
     try {
       await Promise.all(loops);
     } finally {

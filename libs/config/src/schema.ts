@@ -112,6 +112,7 @@ const fencing = section({
     port: leaf(c.port).default(623),
   }),
   suicide_command: leaf(c.nonEmptyString).optional(),
+  peer_check_port: leaf(c.integer(0, 65535, 'a port number from 1 to 65535, or 0 (off)')).default(7374),
 });
 
 const pvc = section({

@@ -109,6 +109,14 @@ export interface FencingSettings {
    * cut off for `suicide_intervals`. Absent: the kernel's immediate reboot (`/proc/sysrq-trigger`).
    */
   readonly suicide_command?: string | undefined;
+  /**
+   * Our addition (absent in the original's config): the TCP port of the suicide peer check. Before
+   * a node resets itself for lost keepalives it asks the coordinators' keepaliled on this port
+   * whether they reach Zookeeper; when most of them cannot either, the outage is global and it does
+   * not reset. Coordinators serve it on the address their node name resolves to, only while
+   * `suicide_intervals` ≥ 1. Default 7374; 0 turns the check off (suicide as before).
+   */
+  readonly peer_check_port: number;
 }
 
 /** `system.configuration.hypervisor` (our addition; the whole section is optional). */

@@ -58,6 +58,7 @@ test('defaults fill every optional key, including our additions', () => {
   });
   assert.equal(config.database.zookeeper.port, 2181);
   assert.equal(config.system.fencing.ipmi.port, 623);
+  assert.equal(config.system.fencing.peer_check_port, 7374);
 });
 
 test('our additions can be set', () => {
@@ -75,6 +76,17 @@ test('our additions can be set', () => {
   });
   assert.equal(config.zkConnectString, 'pvchv1:12181,pvchv2:12181,pvchv3:12181');
   assert.equal(config.system.fencing.ipmi.port, 1623);
+});
+
+test('peer_check_port (our addition): a port, or 0 for off; anything else is a problem naming the key', () => {
+  assert.equal(validateConfig(mutate(['pvc.system.fencing.peer_check_port', 0])).system.fencing.peer_check_port, 0);
+  assert.equal(validateConfig(mutate(['pvc.system.fencing.peer_check_port', '17374'])).system.fencing.peer_check_port, 17374);
+  for (const bad of [65536, -1, 'seven']) {
+    assert.throws(
+      () => validateConfig(mutate(['pvc.system.fencing.peer_check_port', bad])),
+      (err: unknown) => err instanceof ConfigError && /pvc\.system\.fencing\.peer_check_port: expected a port number from 1 to 65535, or 0 \(off\)/.test(err.message),
+    );
+  }
 });
 
 test('the older log_keepalive_storage_details key is accepted', () => {

@@ -56,6 +56,26 @@ export const KEEPALIVED: RpcServiceDef<KeepalivedApi> = {
   service: 'pvc.keepaliled.v1.KeepalivedService',
 };
 
+/**
+ * A coordinator's own reach of Zookeeper (pvc.keepaliled.v1.GetZkReachResponse): the answer of the
+ * suicide peer check. `serverState` is `serving`, `not-serving` or `unknown`.
+ */
+export interface ZkReachMessage {
+  node: string;
+  sessionConnected: boolean;
+  serverState: string;
+  serverDetail: string;
+  msSinceKeepalive: number;
+}
+/** pvc.keepaliled.v1.WitnessService: served over TCP on a coordinator's cluster address. */
+export type WitnessApi = {
+  getZkReach(req: Empty): Promise<ZkReachMessage>;
+};
+export const WITNESS: RpcServiceDef<WitnessApi> = {
+  proto: 'pvc/keepaliled/v1/witness.proto',
+  service: 'pvc.keepaliled.v1.WitnessService',
+};
+
 /** One service as the supervisor sees it (pvc.supervisor.v1.ChildService). */
 export interface ChildServiceInfo {
   name: string;

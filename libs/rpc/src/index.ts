@@ -6,6 +6,7 @@ export * from './handler.js';
 export * from './status.js';
 export * from './health.js';
 export * from './server.js';
+export * from './tcp-server.js';
 export * from './service-main.js';
 export * from './services.js';
 export * from './apis.js';

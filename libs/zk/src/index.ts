@@ -23,3 +23,4 @@ export type { ConnectOptions } from './real/connect.js';
 export type { SessionCredentials } from './real/node-session.js';
 export { ZkLogSink, appendTrimmed } from './log-sink.js';
 export type { ZkLogSinkOptions, ZkLogSinkState, ZkLogSinkStats } from './log-sink.js';
+export * from './server-settings.js';

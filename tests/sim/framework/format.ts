@@ -33,6 +33,8 @@ export function formatEvent(e: KeepalivedEvent, vmName: (id: string) => string):
       return undefined; // the simulated services log "duties on/off" themselves
     case 'suicide':
       return `${e.node} suicide after ${(e.silentMs / 1000).toFixed(1)} s without keepalive (${e.stopped} VMs stopped)`;
+    case 'suicide-watch':
+      return `${e.node} suicide watch ${e.from} -> ${e.to} (${e.reason})`;
   }
 }
 

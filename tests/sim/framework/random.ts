@@ -33,8 +33,11 @@ export function randomSchedule(seed: number): { spec: ClusterSpec; events: SimEv
     nodes, coordinators: ['hv1', 'hv2', 'hv3'], memoryMiB: 8192, keepaliveInterval: 1,
     fenceIntervals: pick([3, 4]), suicideIntervals: suicide, successfulFence: 'migrate',
     failedFence: suicide > 0 && r() < 0.7 ? 'migrate' : 'none',
+    // Not drawn from r(), so every seed keeps the schedule it had before the peer check existed.
+    peerCheck: seed % 2 === 0,
     vms: Array.from({ length: 6 }, (_, i) => ({ name: `vm${i + 1}`, node: pick(nodes), memoryMiB: pick([1024, 2048]) })),
     settleS: 0,
+    zkSessionTimeoutMs: 4_000,
   };
   const events: SimEvent[] = [];
   const faults = 1 + Math.floor(r() * 4);
@@ -64,6 +67,6 @@ export async function runSeed(seed: number): Promise<{ violations: string[]; log
   await sim.run(events, 1);
   await sim.invariants.final();
   await sim.tearDown();
-  const schedule = [`config: fence_intervals ${spec.fenceIntervals}, suicide ${spec.suicideIntervals}, failed_fence ${spec.failedFence}`, ...events.map((e) => e.line)];
+  const schedule = [`config: fence_intervals ${spec.fenceIntervals}, suicide ${spec.suicideIntervals}, failed_fence ${spec.failedFence}, peer check ${spec.peerCheck ? 'on' : 'off'}`, ...events.map((e) => e.line)];
   return { violations: sim.invariants.violations, log: sim.lines, schedule };
 }

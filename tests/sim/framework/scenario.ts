@@ -20,9 +20,13 @@ export interface ClusterSpec {
   suicideIntervals: number;
   successfulFence: 'migrate' | 'none';
   failedFence: 'migrate' | 'none';
+  /** The suicide peer check (`peer_check_port`): `peer_check: on` (the default, as in the config) or `off`. */
+  peerCheck: boolean;
   vms: SimVmSpec[];
   /** Virtual seconds to run after the last event (default 60). */
   settleS: number;
+  /** Every node's ZK session timeout, ms (`zk_session_timeout` in seconds; default 4). */
+  zkSessionTimeoutMs: number;
 }
 
 /** One timed event of `events.txt`: `<seconds> <verb> [args…]`. */
@@ -34,7 +38,7 @@ export interface SimEvent {
 }
 
 const VERBS: Record<string, number> = {
-  power: 2, network: 2, ipmi: 2, 'zk-expire': 1, zk: 1, maintenance: 1, ready: 1, flush: 1, primary: 1, 'ipmi-latency': 2, show: 1,
+  power: 2, network: 2, 'zk-cut': 2, ipmi: 2, 'zk-expire': 1, zk: 1, maintenance: 1, ready: 1, flush: 1, primary: 1, 'ipmi-latency': 2, show: 1,
 };
 
 /** Parses `events.txt` (comments with #, blank lines ignored). Throws naming the bad line. */
@@ -51,6 +55,14 @@ export function parseEvents(text: string): SimEvent[] {
     out.push({ atMs: Math.round(Number(at) * 1000), verb: verb as string, args, line });
   }
   return out.sort((a, b) => a.atMs - b.atMs);
+}
+
+/** `on`/`off` (or a YAML boolean); absent: `dflt`. Throws on anything else. */
+function onOff(v: unknown, dflt: boolean): boolean {
+  if (v === undefined) return dflt;
+  if (v === true || v === 'on') return true;
+  if (v === false || v === 'off') return false;
+  throw new Error(`cluster.yaml: expected on or off, got ${JSON.stringify(v)}`);
 }
 
 /** Parses a cluster description (YAML), with defaults. */
@@ -72,8 +84,10 @@ export function parseCluster(text: string): ClusterSpec {
     suicideIntervals: Number(d.suicide_intervals ?? 0),
     successfulFence: d.successful_fence === 'none' ? 'none' : 'migrate',
     failedFence: d.failed_fence === 'migrate' ? 'migrate' : 'none',
+    peerCheck: onOff(d.peer_check, true),
     vms,
     settleS: Number(d.settle ?? 60),
+    zkSessionTimeoutMs: Number(d.zk_session_timeout ?? 4) * 1000,
   };
 }
 

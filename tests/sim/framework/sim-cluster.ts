@@ -7,6 +7,7 @@ import { Invariants } from './invariants.js';
 import type { ClusterSpec, SimEvent } from './scenario.js';
 import { SimIpmi } from './sim-ipmi.js';
 import { SimNode } from './sim-node.js';
+import { SimWitnessNet } from './sim-witness.js';
 
 const STEP_MS = 100;
 
@@ -24,8 +25,9 @@ export class SimCluster {
 
   constructor(readonly spec: ClusterSpec) {
     const ipmi = new SimIpmi(this.clock, (bmc) => this.nodes.get(bmc.replace(/-lom$/, '')));
+    const witness = new SimWitnessNet(this.clock, (name) => this.nodes.get(name), () => this.invariants.zkUp);
     const env = {
-      clock: this.clock, server: this.server, ipmi, spec, logger: silentLogger(),
+      clock: this.clock, server: this.server, ipmi, spec, logger: silentLogger(), witness,
       log: (node: string, text: string) => this.log(`${node} ${text}`),
       event: (e: KeepalivedEvent) => this.onEvent(e),
     };
@@ -97,6 +99,7 @@ export class SimCluster {
       if (b === 'off') node(a).powerOff('event');
       else node(a).powerOn('event');
     } else if (e.verb === 'network') node(a).setNetwork(b === 'on');
+    else if (e.verb === 'zk-cut') node(a).setZkCut(b === 'on');
     else if (e.verb === 'ipmi') {
       node(a).ipmiReachable = b !== 'unreachable';
       node(a).ipmiRefusing = b === 'refusing';

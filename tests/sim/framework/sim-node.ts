@@ -11,6 +11,7 @@ import type { Peers } from '../../../apps/keepaliled/src/ports.js';
 import type { ClusterSpec } from './scenario.js';
 import type { BmcHost } from './sim-ipmi.js';
 import { SimVmd, type SimHypervisor } from './sim-vmd.js';
+import type { SimWitnessNet } from './sim-witness.js';
 
 /** What a simulated node needs from its cluster. */
 export interface NodeEnv {
@@ -19,13 +20,14 @@ export interface NodeEnv {
   ipmi: Ipmi;
   spec: ClusterSpec;
   logger: Logger;
+  /** The cluster network of the suicide peer check. */
+  witness: SimWitnessNet;
   log(node: string, text: string): void;
   event(e: KeepalivedEvent): void;
 }
 
 /** Seconds from power-on to the node's services running. */
 export const BOOT_MS = 3_000;
-const SESSION_TIMEOUT_MS = 4_000;
 
 function nodeConfig(name: string, spec: ClusterSpec): Config {
   return validateConfig(
@@ -39,6 +41,7 @@ function nodeConfig(name: string, spec: ClusterSpec): Config {
       ['pvc.system.fencing.actions.successful_fence', spec.successfulFence],
       ['pvc.system.fencing.actions.failed_fence', spec.failedFence === 'migrate' ? 'migrate' : 'None'],
       ['pvc.system.fencing.ipmi.host', `${name}-lom`],
+      ['pvc.system.fencing.peer_check_port', spec.peerCheck ? 7374 : 0],
       ['pvc.system.configuration.logging.log_keepalives', false],
     ),
     `sim:${name}`,
@@ -55,6 +58,8 @@ export class SimNode implements BmcHost, SimHypervisor {
   readonly config: Config;
   powered = false;
   network = true;
+  /** Only this node's ZK traffic is cut (its network still reaches the other nodes). */
+  zkCut = false;
   ipmiReachable = true;
   ipmiRefusing = false;
   ipmiLatencyMs = 0;
@@ -112,24 +117,35 @@ export class SimNode implements BmcHost, SimHypervisor {
 
   setNetwork(on: boolean): void {
     this.network = on;
+    this.applyZkReach();
+  }
+
+  /** Cuts (or restores) this node's ZK traffic alone: a firewall, a broken route to the ensemble. */
+  setZkCut(on: boolean): void {
+    this.zkCut = on;
+    this.applyZkReach();
+  }
+
+  private applyZkReach(): void {
     if (!this.zk) return;
-    if (on) this.env.server.heal(this.zk);
+    if (this.network && !this.zkCut) this.env.server.heal(this.zk);
     else this.env.server.partition(this.zk);
   }
 
   private async boot(signal: AbortSignal): Promise<void> {
     try {
-      const zk = this.env.server.client({ sessionTimeoutMs: SESSION_TIMEOUT_MS, localExpiry: true, opTimeoutMs: 2_000 });
+      const zk = this.env.server.client({ sessionTimeoutMs: this.env.spec.zkSessionTimeoutMs, localExpiry: true, opTimeoutMs: 2_000 });
       this.zk = zk;
       // A node without network cannot reach ZK: its session connects once the network is back.
-      if (!this.network) this.env.server.partition(zk);
+      if (!this.network || this.zkCut) this.env.server.partition(zk);
       await this.register(zk, signal);
       const vmd = new SimVmd({ node: this.name, zk, clock: this.env.clock, hv: this });
       this.vmd = vmd;
       const k = new Keepalived({
         config: this.config, zk, clock: this.env.clock, logger: this.env.logger.child({ node: this.name }),
         peers: this.peers(), host: { memory: () => Promise.resolve(this.memory()), load1: () => Promise.resolve(0.1) },
-        ipmi: this.env.ipmi, reset: { reset: (reason) => this.selfReset(reason) }, zkSessionTimeoutMs: SESSION_TIMEOUT_MS, shutdown: signal,
+        ipmi: this.env.ipmi, reset: { reset: (reason) => this.selfReset(reason) }, zkSessionTimeoutMs: this.env.spec.zkSessionTimeoutMs, shutdown: signal,
+        witness: this.env.witness.ports(this),
         // A powered-off node's code may still unwind (step-down attempts that fail): not events.
         events: (e) => signal.aborted || this.env.event(e),
       });

@@ -19,6 +19,8 @@ export interface FenceSettings {
   failedFence: 'migrate' | 'none';
   /** BMC port used for every node (ZK stores only the host). */
   ipmiPort: number;
+  /** The suicide peer check is on (`peer_check_port` ≠ 0): a cut-off node may reset later (`resetWaitMs`). */
+  peerCheck?: boolean;
   ipmi?: FenceIpmiOptions;
 }
 
@@ -183,7 +185,8 @@ export class Fencer {
   /**
    * After a failed fence, `migrate` is only safe once the node has certainly reset itself: it
    * resets after `suicide_intervals` without a keepalive, so wait until that much time (plus a
-   * margin for its VM stop and reset) has passed since we last saw its keepalive. Without suicide, refuse.
+   * margin for its VM stop and reset, and for the suicide peer check when it is on) has passed
+   * since we last saw its keepalive. Without suicide, refuse.
    */
   private async awaitSuicide(node: string, signal: AbortSignal): Promise<'migrate' | 'none'> {
     const { settings, liveness, clock, logger } = this.deps;
@@ -193,7 +196,7 @@ export class Fencer {
     }
     const silent = liveness.silentForMs(node) ?? 0;
     // Includes a margin for the node's own VM stop and reset after its suicide deadline.
-    const waitMs = (resetWaitMs(settings.intervalMs, settings.suicideIntervals) ?? 0) - silent;
+    const waitMs = (resetWaitMs(settings.intervalMs, settings.suicideIntervals, { peerCheck: settings.peerCheck }) ?? 0) - silent;
     if (waitMs > 0) {
       logger.warn({ node, waitMs }, 'fence failed: waiting for the node to have reset itself before recovering its VMs');
       await clock.sleep(waitMs, signal);
