@@ -17,7 +17,7 @@ export interface LogEvent {
 }
 
 /** Messages that make up a fence: the keepaliled events and the IPMI steps. */
-const FENCE_MESSAGES = new Set(['node-dead', 'fence-start', 'fence step', 'fence step failed', 'fence finished', 'fence failed', 'fence-result', 'vm-recovered', 'vm-stopped', 'vm-left', 'recovery-done', 'node-alive']);
+const FENCE_MESSAGES = new Set(['breaking a lock held by a node silent for the detection window (its session has not expired yet)', 'node-dead', 'fence-start', 'fence step', 'fence step failed', 'fence finished', 'fence failed', 'fence-result', 'vm-recovered', 'vm-stopped', 'vm-left', 'recovery-done', 'node-alive']);
 
 /** Current length of every guest's console log: heartbeats after it come from a new instance. */
 export function consoleOffsets(cluster: Cluster, guests: readonly { name: string }[]): Map<string, number> {
@@ -46,7 +46,7 @@ export function firstTickAfter(cluster: Cluster, guest: { name: string }, offset
 function describe(line: Record<string, unknown>): string {
   // keepaliled's event lines carry the node they are about as `subject` (`node` is the logger's own).
   const o: Record<string, unknown> = { ...line, node: line.subject ?? line.node };
-  const keys = ['node', 'vm', 'target', 'fencer', 'step', 'ok', 'durationMs', 'outcome', 'reason', 'silentMs', 'recovered', 'left', 'detail'];
+  const keys = ['node', 'vm', 'target', 'fencer', 'holder', 'resumed', 'step', 'ok', 'durationMs', 'outcome', 'reason', 'silentMs', 'recovered', 'left', 'detail'];
   return keys.filter((k) => o[k] !== undefined).map((k) => `${k}=${typeof o[k] === 'string' ? o[k] : JSON.stringify(o[k])}`).join(' ');
 }
 

@@ -97,12 +97,14 @@ export async function moveZkClientsOffVictim(fc: FailoverCluster): Promise<numbe
  * Creates the cluster, initialises the ZK tree, starts the supervisor on every host, waits for
  * every node `run` and a primary, marks every node ready. The victim is the last host.
  */
-export async function startFailoverCluster(name: string, settings: PvcNodeSettings, log: (l: string) => void = () => undefined): Promise<FailoverCluster> {
+export async function startFailoverCluster(
+  name: string, settings: PvcNodeSettings, log: (l: string) => void = () => undefined, opts: { hosts?: number } = {},
+): Promise<FailoverCluster> {
   const t0 = realClock.now();
-  const cluster = await createCluster({ name, hosts: 3, coordinators: 3, log });
+  const cluster = await createCluster({ name, hosts: opts.hosts ?? 3, coordinators: 3, log });
   let zk: ZkClient | undefined;
   try {
-    const victim = cluster.hosts[2]!;
+    const victim = cluster.hosts[cluster.hosts.length - 1]!;
     const restarts = await victimNotLeader(cluster, victim);
     log(`Zookeeper: ${(await cluster.zk.status()).map((s) => `${s.host}=${s.mode}`).join(' ')}${restarts ? ` (${victim.name}'s server restarted ${restarts}×)` : ''}`);
     // The observer talks to hv1's server only: a session on the victim's server would go blind at the cut.
@@ -122,7 +124,7 @@ export async function startFailoverCluster(name: string, settings: PvcNodeSettin
     log(`node services up on ${names.join(', ')} in ${(bootMs / 1000).toFixed(1)} s; primary ${primary}`);
     const zkc = zk;
     return {
-      cluster, zk, settings, victim, others: cluster.hosts.slice(0, 2), watch, quorum, cli, bootMs, primary,
+      cluster, zk, settings, victim, others: cluster.hosts.slice(0, -1), watch, quorum, cli, bootMs, primary,
       async close() {
         await watch.stop();
         await quorum.stop();
@@ -140,13 +142,18 @@ export async function startFailoverCluster(name: string, settings: PvcNodeSettin
 
 /** Defines guests on the victim and starts them (`pvc vm define --target`, `pvc vm start`); waits until virsh shows them all running there. */
 export async function placeGuests(fc: FailoverCluster, memories: readonly number[]): Promise<Guest[]> {
-  const guests = memories.map((memoryMiB, i) => ({ name: `fvm${i + 1}`, uuid: uuidOf(i + 1), memoryMiB }));
+  return placeGuestsOn(fc, fc.victim, memories);
+}
+
+/** {@link placeGuests} on `host`, numbering the guests from `first` (names `fvm<n>`). */
+export async function placeGuestsOn(fc: FailoverCluster, host: ClusterHost, memories: readonly number[], first = 1): Promise<Guest[]> {
+  const guests = memories.map((memoryMiB, i) => ({ name: `fvm${first + i}`, uuid: uuidOf(first + i), memoryMiB }));
   for (const g of guests) {
-    await fc.cli.define(fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: g.memoryMiB }), fc.victim.name);
+    await fc.cli.define(fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: g.memoryMiB }), host.name);
     await fc.cli.ok('vm', 'start', g.name);
   }
-  await waitFor(`${guests.length} guest(s) running on ${fc.victim.name}`, 120_000, async () => {
-    const r = await fc.victim.virsh(['list', '--uuid']);
+  await waitFor(`${guests.length} guest(s) running on ${host.name}`, 120_000, async () => {
+    const r = await host.virsh(['list', '--uuid']);
     const up = new Set(r.stdout.split('\n').map((l) => l.trim()));
     const missing = guests.filter((g) => !up.has(g.uuid));
     if (missing.length === 0) return true;

@@ -22,9 +22,9 @@ export interface AcquireOptions {
   /** When false, return at once if the lock is not free (default true). */
   blocking?: boolean;
   /**
-   * Consulted whenever another contender blocks us: return guard ops (typically a `check` of the
-   * holder's heartbeat version) to delete that contender's node in one transaction with them, or
-   * `undefined` to wait as usual. For holders known dead whose session has not expired yet; a
+   * Consulted with the holder (the first contender, even when others wait between it and us)
+   * whenever we are blocked: return guard ops (typically a `check` of the holder's heartbeat
+   * version) to delete its node in one transaction with them, or `undefined` to wait as usual. For holders known dead whose session has not expired yet; a
    * failed guard (the holder showed life) or a contender already gone just re-checks.
    */
   breakHolder?: (holder: LockHolder) => ZkOp[] | undefined | Promise<ZkOp[] | undefined>;
@@ -59,7 +59,7 @@ export class KazooLock {
   readonly path: string;
   readonly kind: LockKind;
   readonly identifier: string;
-  private readonly prefix: string;
+  private prefix: string;
   private nodeName: string | undefined;
   private createTried = false;
   private heldNow = false;
@@ -75,7 +75,12 @@ export class KazooLock {
     this.path = spec.path;
     this.kind = spec.kind;
     this.identifier = opts.identifier ?? randomUUID();
-    this.prefix = randomUUID().replace(/-/g, '') + LOCK_RECIPES[spec.kind].nodeName;
+    this.prefix = KazooLock.newPrefix(spec.kind);
+  }
+
+  /** kazoo's contender prefix: a uuid4 hex, then the recipe's node name. */
+  private static newPrefix(kind: LockKind): string {
+    return randomUUID().replace(/-/g, '') + LOCK_RECIPES[kind].nodeName;
   }
 
   /** True while held (false again after release or loss). */
@@ -99,6 +104,8 @@ export class KazooLock {
     if (this.heldNow) return true;
     if (this.busy) throw new ZkLockError(`an acquire of ${this.path} is already running on this lock object`);
     this.busy = true;
+    // A fresh prefix per acquisition: a late cleanup of an earlier attempt (below) finds only its own node.
+    this.prefix = KazooLock.newPrefix(this.kind);
     const deadline = opts.timeoutMs === undefined ? Infinity : this.opts.clock.now() + opts.timeoutMs;
     try {
       const got = await this.contend(deadline, opts.signal, opts.blocking ?? true, opts.breakHolder);
@@ -156,9 +163,11 @@ export class KazooLock {
           return true;
         }
         if (!blocking) return false;
-        const predPath = `${this.path}/${pred}`;
-        if (breakHolder && (await this.tryBreak(predPath, breakHolder, op))) continue;
-        if (!(await this.waitGone(predPath, deadline, signal))) return false;
+        // The holder is the first contender; live contenders queued between it and us (another
+        // waiter, a pass that times out and queues again) must not shield a dead holder from us.
+        const first = sortContenders(children)[0];
+        if (breakHolder && first !== undefined && first !== node && (await this.tryBreak(`${this.path}/${first}`, breakHolder, op))) continue;
+        if (!(await this.waitGone(`${this.path}/${pred}`, deadline, signal))) return false;
       } catch (err) {
         if (!isZkError(err) || !err.retryable) throw err;
         if (isZkError(err, 'OPERATION_TIMEOUT') && deadline - this.opts.clock.now() <= 0) return false;
@@ -173,7 +182,7 @@ export class KazooLock {
   }
 
   /**
-   * Deletes the blocking contender `predPath` when `breakHolder` vouches for it, atomically with
+   * Deletes the holder's contender `predPath` when `breakHolder` vouches for it, atomically with
    * its guard ops. True when the contender is gone (deleted now or already), false to wait.
    */
   private async tryBreak(
@@ -261,17 +270,40 @@ export class KazooLock {
     for (const l of [...this.lostListeners]) l(reason);
   }
 
-  /** Best-effort removal of our contender node (it is ephemeral: expiry removes it anyway). */
+  /**
+   * Removes our contender node. It is ephemeral, but a live session keeps it for ever, and a
+   * leftover contender blocks everyone queued behind it: so, as kazoo's best-effort cleanup, a
+   * create whose answer was lost is looked up by our prefix, and a removal that fails on connection
+   * trouble is tried again once the session is connected (up to 5 times).
+   */
   private async removeNode(): Promise<void> {
     const name = this.nodeName;
+    const prefix = this.createTried ? this.prefix : undefined;
     this.nodeName = undefined;
     this.createTried = false;
-    if (name === undefined) return;
+    if (name === undefined && prefix === undefined) return;
+    const attempt = async (): Promise<void> => {
+      const target = name ?? (await this.client.children(this.path)).find((c) => c.startsWith(prefix ?? '\u0000'));
+      if (target !== undefined) await this.client.delete(`${this.path}/${target}`, { recursive: false, missingOk: true });
+    };
     try {
-      await this.client.delete(`${this.path}/${name}`, { recursive: false, missingOk: true });
+      await attempt();
     } catch (err) {
       if (!isZkError(err)) throw err;
+      if (err.retryable) this.cleanupLater(attempt, 5);
     }
+  }
+
+  private cleanupLater(attempt: () => Promise<void>, triesLeft: number): void {
+    if (triesLeft <= 0) return;
+    const run = (): void => void attempt().catch((err: unknown) => {
+      if (isZkError(err) && err.retryable) this.cleanupLater(attempt, triesLeft - 1);
+    });
+    if (this.client.state === 'connected') return run();
+    const off = this.client.on('connected', () => {
+      off();
+      run();
+    });
   }
 }
 

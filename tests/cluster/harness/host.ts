@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeCommand } from '@pvc/runtime';
 import type { Exec, ExecOptions, ExecResult } from '@pvc/runtime';
@@ -106,6 +106,11 @@ export function createHost(plan: ClusterPlan, host: HostPlan, exec: Exec): Clust
     },
     async isPoweredOn() {
       return (await power('status')).stdout.trim() === 'on';
+    },
+    async setBmcDelay(ms: number) {
+      // Read by sh/chassis-control.sh before every request.
+      if (ms > 0) await writeFile(join(host.dirs.root, 'bmc-delay-ms'), `${Math.round(ms)}\n`);
+      else await rm(join(host.dirs.root, 'bmc-delay-ms'), { force: true });
     },
     cutNetwork: (nets) => setHostLinks(host, exec, false, nets),
     restoreNetwork: (nets) => setHostLinks(host, exec, true, nets),

@@ -90,6 +90,8 @@ export interface ClusterHost {
   /** Boots the host and its services; with `wait` (default) until libvirtd answers. */
   powerOn(opts?: { wait?: boolean }): Promise<void>;
   isPoweredOn(): Promise<boolean>;
+  /** Makes the host's BMC answer every request `ms` late (0 = at once): a slow BMC. */
+  setBmcDelay(ms: number): Promise<void>;
   /** Takes the host's links down (default cluster, storage, upstream; never ipmi unless named). */
   cutNetwork(nets?: readonly NetworkName[]): Promise<void>;
   restoreNetwork(nets?: readonly NetworkName[]): Promise<void>;

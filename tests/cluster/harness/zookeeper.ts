@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { zooCfgTimingLines } from '@pvc/zk';
 import { join } from 'node:path';
 import { ZK_CLIENT_PORT } from './plan.js';
 import type { ClusterPlan, HostPlan } from './plan.js';
@@ -16,9 +17,8 @@ export function zooCfg(plan: ClusterPlan, host: HostPlan): string {
   const coords = plan.hosts.filter((h) => h.coordinator);
   const lines = [
     `# Zookeeper server ${host.index} of cluster ${plan.name}, written by tests/cluster/harness.`,
-    'tickTime=2000',
-    'initLimit=10',
-    'syncLimit=5',
+    // The timing PVC ships for its coordinators (deploy/zookeeper/zoo.cfg).
+    ...zooCfgTimingLines(),
     `dataDir=${join(host.dirs.zk, 'data')}`,
     `clientPort=${ZK_CLIENT_PORT}`,
     'clientPortAddress=0.0.0.0',

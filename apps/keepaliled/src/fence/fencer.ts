@@ -118,7 +118,8 @@ export class Fencer {
     const { events, self, zk } = this.deps;
     events({ kind: 'fence-start', node: rec.name, fencer: self, resumed });
     // Recovery starts as soon as the node is confirmed off; its power-on runs meanwhile (with a
-    // BMC at 3 s a call that is 6 s sooner) and is awaited before the fence lock is released.
+    // BMC at 3 s a call that is 6 s sooner) and is not waited for: the node is `fenced` and then
+    // `flushed`, so no fencer touches it again before it has booted, run and died anew.
     let confirmedOff = (): void => undefined;
     const off = new Promise<undefined>((resolve) => (confirmedOff = () => resolve(undefined)));
     const cycle = this.powerCycle(rec, signal, confirmedOff);
@@ -130,7 +131,7 @@ export class Fencer {
       if (result.outcome === 'success') await zk.write([pair(nodeKeys(rec.name).daemonState, 'fenced')], { conflictRetries: 3, signal });
       await this.afterFence(rec, result, prevDomainState, signal);
     } finally {
-      await cycle;
+      void cycle.catch((err: unknown) => this.deps.logger.warn({ node: rec.name, err: describeError(err) }, 'power-on after the fence did not finish'));
     }
   }
 

@@ -73,7 +73,10 @@ export class LivenessTracker {
   deadHolderGuard(holder: LockHolder, self: string, windowMs: number): ZkOp[] | undefined {
     const node = holder.identifier;
     const s = this.seen.get(node);
-    if (node === self || s === undefined || this.deps.clock.now() - s.seenAtMs < windowMs) return undefined;
+    if (node === self || s === undefined || this.deps.clock.now() - s.seenAtMs < windowMs) {
+      this.deps.logger.debug({ holder: node, lock: holder.path, silentMs: s === undefined ? undefined : this.deps.clock.now() - s.seenAtMs }, 'lock holder not known dead; waiting for it');
+      return undefined;
+    }
     this.deps.logger.warn({ holder: node, lock: holder.path, silentMs: this.deps.clock.now() - s.seenAtMs }, 'breaking a lock held by a node silent for the detection window (its session has not expired yet)');
     return [{ type: 'check', path: nodeKeys(node).keepalive.path, version: s.version }];
   }

@@ -97,11 +97,16 @@ export class FenceMonitor {
     const windowMs = this.deps.intervalMs * this.deps.fenceIntervals;
     const breakHolder = (h: LockHolder): ZkOp[] | undefined => this.deps.liveness.deadHolderGuard(h, this.deps.self, windowMs);
     const r = await underFenceLock({ ...this.deps, breakHolder }, outer, 500, async (held) => {
-      for (const node of todo) {
+      // Candidates are looked at again after each node: one that crossed its window meanwhile (a
+      // fencer that died while we waited for the lock) is handled in the same pass.
+      const done = new Set<string>();
+      for (let node: string | undefined = todo[0]; node !== undefined; node = this.candidates().find((n) => !done.has(n))) {
         if (held.aborted || this.maintenance) break;
+        done.add(node);
         await this.deps.fencer.handle(node, held);
       }
     });
+    if (r.kind === 'busy') this.deps.logger.debug({ todo }, 'fence lock busy; trying again at the next check');
     if (r.kind === 'interrupted') this.deps.logger.warn({ reason: describeError(r.reason) }, 'fencing interrupted; another coordinator will resume it');
   }
 }

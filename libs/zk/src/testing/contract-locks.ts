@@ -142,6 +142,25 @@ export function registerLocks(ctx: ContractContext): void {
     assert.deepEqual(await breaker.contenders(), ['hv2']);
   });
 
+  it('breakHolder: a live waiter queued between a dead holder and us does not shield the holder', async () => {
+    const [c1, c2, c3] = [await ctx.client(), await ctx.client(), await ctx.client()];
+    const holder = new Lock(c1, ctx.p('fence2'), opts('hv1'));
+    assert.equal(await holder.acquire(), true);
+    const waiter = new Lock(c2, ctx.p('fence2'), opts('hv3'));
+    const waiting = waiter.acquire({ timeoutMs: 5_000 });
+    await ctx.eventually('the waiter queued', async () => (await c1.children(ctx.p('fence2'))).length === 2);
+    const seen: string[] = [];
+    const breaker = new Lock(c3, ctx.p('fence2'), opts('hv2'));
+    const got = breaker.acquire({ timeoutMs: 300, breakHolder: (h) => (seen.push(h.identifier), h.identifier === 'hv1' ? [] : undefined) });
+    // The holder is broken; the waiter (earlier than us) gets the lock first, as the queue says.
+    assert.equal(await got, false);
+    assert.ok(seen.includes('hv1'), `the holder was offered for breaking (offered: ${seen.join(', ')})`);
+    assert.ok(!seen.includes('hv3') || seen.indexOf('hv1') < seen.indexOf('hv3'));
+    assert.equal(await waiting, true);
+    assert.equal(holder.held, false);
+    await waiter.release();
+  });
+
   it('a held lock reports lost when its session expires, and others can take it', async () => {
     const victim = await ctx.client({ sessionTimeoutMs: 4000 });
     const other = await ctx.client();

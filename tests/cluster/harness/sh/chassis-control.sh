@@ -21,6 +21,12 @@ POWER="$(dirname "${BASH_SOURCE[0]}")/host-power.sh"
 log() { echo "$(date '+%F %T.%3N') mc=$MC $*" >>"$HOSTDIR/log/chassis.log"; }
 log "$OP $*"
 
+# A slow BMC (tests): <hostdir>/bmc-delay-ms holds a delay applied to every request before it runs.
+if [ -r "$HOSTDIR/bmc-delay-ms" ]; then
+  DELAY_MS="$(tr -dc 0-9 <"$HOSTDIR/bmc-delay-ms")"
+  [ -n "$DELAY_MS" ] && sleep "$(awk -v ms="$DELAY_MS" 'BEGIN { printf "%.3f", ms / 1000 }')"
+fi
+
 do_get() {
   local parm state
   for parm in "$@"; do
