@@ -6,6 +6,7 @@ import {
 } from '@pvc/zk';
 import type { EventSink } from '../model.js';
 import type { Peers } from '../ports.js';
+import { DutiesNotConfirmedError, dutiesOffVerdict, switchDutiesOff, UNCONFIRMED_RETRY_PAUSE_MS, type DutiesOffVerdict } from './duties-off.js';
 
 export interface ElectionDeps {
   self: string;
@@ -38,16 +39,16 @@ interface Snapshot {
   others: Map<string, { router: RouterState | undefined; daemon: DaemonState | undefined }>;
 }
 
-/**
- * A holder in one of these daemon states no longer holds the role. Unknown counts as gone (as an
- * absent key always did): a claim is safe because the takeover then waits for the holder's
- * routerstate to leave primary/relinquish/takeover (see `busyOthers`).
- */
 /** Router states in which a coordinator's primary duties may be on. */
 function isDutyState(router: RouterState | undefined): boolean {
   return router === 'primary' || router === 'relinquish' || router === 'takeover';
 }
 
+/**
+ * A holder in one of these daemon states no longer holds the role. Unknown counts as gone (as an
+ * absent key always did): a claim is safe because the takeover then waits for the holder's
+ * routerstate to leave primary/relinquish/takeover (see `busyOthers`).
+ */
 function holderGone(daemon: DaemonState | undefined): boolean {
   return daemon === undefined || daemon === 'stop' || daemon === 'fenced';
 }
@@ -63,6 +64,10 @@ function holderGone(daemon: DaemonState | undefined): boolean {
  *   coordinator has left `primary`/`relinquish`/`takeover` (or is dead/fenced/stopped), then
  *   `primary`. Names someone else while we are primary: `relinquish` — duties stop, `secondary`.
  * - ZK session expired while primary: duties stop at once (others may elect a new primary).
+ *
+ * Safety invariant: `secondary` is written only once the duties are confirmed stopped, or the
+ * service that failed is not running (see `duties-off.ts`). Duties not confirmed stopped keep us in
+ * `relinquish` — other coordinators' takeovers wait — and every pass tries again until they are.
  */
 export class PrimaryElection {
   private router: RouterState = 'secondary';
@@ -70,6 +75,9 @@ export class PrimaryElection {
   private wake: (() => void) | undefined;
   private skipVersion = -1;
   private stopping = false;
+  /** Why the current relinquish began (sent with each retry), and the switch-off in progress (one at a time). */
+  private relinquishReason = '';
+  private switchingOff: Promise<DutiesOffVerdict | undefined> | undefined;
 
   constructor(private readonly deps: ElectionDeps) {}
 
@@ -86,9 +94,11 @@ export class PrimaryElection {
         this.dirty = false;
         await this.reconcile(signal).catch((err: unknown) => {
           if (signal.aborted) return;
-          this.deps.logger.warn({ err: describeError(err) }, 'primary election pass failed; retrying');
+          // Unconfirmed duties were logged (as an error) where they failed.
+          const unconfirmed = err instanceof DutiesNotConfirmedError;
+          if (!unconfirmed) this.deps.logger.warn({ err: describeError(err) }, 'primary election pass failed; retrying');
           this.markDirty();
-          return this.deps.clock.sleep(500, signal).catch(() => undefined);
+          return this.deps.clock.sleep(unconfirmed ? UNCONFIRMED_RETRY_PAUSE_MS : 500, signal).catch(() => undefined);
         });
       }
     } finally {
@@ -96,10 +106,10 @@ export class PrimaryElection {
     }
   }
 
-  /** On shutdown: stop duties, become secondary, and hand the role to the others. */
+  /** On shutdown: stop duties (bounded), become secondary, hand the role on. Duties not confirmed stopped leave `relinquish`. */
   async stepDown(): Promise<void> {
     this.stopping = true;
-    if (this.router !== 'primary' && this.router !== 'takeover') return;
+    if (!isDutyState(this.router)) return;
     await this.relinquish('shutdown');
     const { zk, self, logger } = this.deps;
     const current = await readKey(zk, clusterKeys.primaryNode, { logger }).catch(() => undefined);
@@ -153,7 +163,10 @@ export class PrimaryElection {
   }
 
   private async reconcile(signal: AbortSignal): Promise<void> {
-    if (this.deps.zk.state !== 'connected' || this.stopping) return;
+    if (this.stopping) return;
+    // Duties not confirmed stopped are seen to first, with or without ZK (the call is local).
+    if (this.router === 'relinquish') return this.relinquish(this.relinquishReason, signal);
+    if (this.deps.zk.state !== 'connected') return;
     const s = await this.snapshot();
     const { self } = this.deps;
     if (s.mine !== this.router && (this.router === 'secondary' || this.router === 'primary')) {
@@ -167,7 +180,7 @@ export class PrimaryElection {
     }
     if (this.router === 'primary' || this.router === 'takeover') {
       this.skipVersion = s.version;
-      await this.relinquish(`primary_node is ${s.primary}`);
+      await this.relinquish(`primary_node is ${s.primary}`, signal);
       return;
     }
     if (this.vacant(s) && s.version !== this.skipVersion && this.deps.mayContend()) await this.contend(s, signal);
@@ -214,7 +227,7 @@ export class PrimaryElection {
     await this.setRouter('takeover', 'primary_node names us');
     for (;;) {
       const s = await this.snapshot();
-      if (s.primary !== this.deps.self) return this.relinquish('primary_node changed during takeover');
+      if (s.primary !== this.deps.self) return this.relinquish('primary_node changed during takeover', signal);
       const busy = this.busyOthers(s);
       if (busy.length === 0) break;
       this.deps.logger.info({ waitingFor: busy }, 'takeover waits for the old primary to stop its duties');
@@ -240,31 +253,40 @@ export class PrimaryElection {
     if (signal.aborted) throw new AbortedError('takeover', signal.reason);
   }
 
-  private async relinquish(reason: string): Promise<void> {
-    await this.setRouter('relinquish', reason);
-    await this.dutiesOff(reason);
-    await this.setRouter('secondary', 'duties stopped');
-  }
-
-  private async dutiesOff(reason: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.deps.peers.setPrimaryDuties(false, reason, { deadlineMs: 10_000 });
-        this.deps.events({ kind: 'primary-duties', node: this.deps.self, on: false, reason });
-        return;
-      } catch (err) {
-        this.deps.logger.error({ err: describeError(err), attempt }, 'could not stop the primary duties; retrying');
-        if (attempt >= 3) return;
-      }
+  /**
+   * `relinquish`, duties off, `secondary`. Duties not confirmed stopped: still `relinquish`, and the pass
+   * fails so that the loop tries again (at shutdown it is left so). Cut by `signal`: left for stepDown.
+   */
+  private async relinquish(reason: string, signal?: AbortSignal): Promise<void> {
+    if (this.router !== 'relinquish') {
+      this.relinquishReason = reason;
+      await this.setRouter('relinquish', reason);
     }
+    const verdict = await this.dutiesOff(reason, signal);
+    if (verdict === undefined) return;
+    if (verdict.router === 'secondary') return this.setRouter('secondary', verdict.reason);
+    if (!this.stopping) throw new DutiesNotConfirmedError(verdict.reason);
   }
 
+  /** Bounded switch-off (`duties-off.ts`), one at a time; `undefined` when `signal` cut it short. */
+  private dutiesOff(reason: string, signal?: AbortSignal): Promise<DutiesOffVerdict | undefined> {
+    const { peers, clock, logger, events, self } = this.deps;
+    this.switchingOff ??= switchDutiesOff({ peers, clock, logger }, reason, signal).then((r) => {
+      if (r.kind === 'aborted') return undefined;
+      if (r.kind === 'stopped') events({ kind: 'primary-duties', node: self, on: false, reason });
+      return dutiesOffVerdict(r);
+    }).finally(() => (this.switchingOff = undefined));
+    return this.switchingOff;
+  }
+
+  /** No setRouter: no session to write with. Unconfirmed duties stay `relinquish` (the loop retries). */
   private async sessionLost(): Promise<void> {
     if (this.router !== 'primary' && this.router !== 'takeover') return;
     this.deps.logger.error('ZK session expired while primary: stopping the primary duties (another node may be elected)');
     this.router = 'relinquish';
-    await this.dutiesOff('ZK session expired');
-    this.router = 'secondary';
+    this.relinquishReason = 'ZK session expired';
+    const verdict = await this.dutiesOff('ZK session expired');
+    if (verdict?.router === 'secondary') this.router = 'secondary';
     this.markDirty();
   }
 
@@ -275,5 +297,4 @@ export class PrimaryElection {
     await this.deps.zk.write([pair(nodeKeys(this.deps.self).routerState, to)]).catch((err: unknown) =>
       this.deps.logger.warn({ err: describeError(err), to }, 'could not write routerstate'));
   }
-
 }
