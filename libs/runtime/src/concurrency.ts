@@ -1,3 +1,5 @@
+import type { Clock } from './clock.js';
+
 /**
  * Maps `items` through `fn` with at most `limit` calls in flight (at least one); results in input
  * order. The first rejection rejects the whole (calls already started run to their end). For
@@ -14,4 +16,21 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   };
   await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
   return out;
+}
+
+/**
+ * `p`, or a rejection `no answer within <ms> ms` once `ms` passed on `clock` — enforced on our side
+ * even if the callee ignores its own deadline (`p` keeps running; its outcome is dropped).
+ */
+export async function withinDeadline<T>(clock: Clock, p: Promise<T>, ms: number): Promise<T> {
+  const timer = new AbortController();
+  const late = clock.sleep(ms, timer.signal).then(
+    () => Promise.reject(new Error(`no answer within ${ms} ms`)),
+    () => new Promise<never>(() => undefined),
+  );
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    timer.abort();
+  }
 }

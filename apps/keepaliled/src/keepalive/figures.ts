@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '@pvc/runtime';
-import { describeError } from '@pvc/runtime';
+import { describeError, withinDeadline } from '@pvc/runtime';
 import type { NodeResources } from '@pvc/rpc';
 import type { HostStats, MemoryFigures, Peers } from '../ports.js';
 
@@ -152,16 +152,3 @@ function firstReason(...results: PromiseSettledResult<unknown>[]): unknown {
   return undefined;
 }
 
-/** Bounds any source: a wedged /proc read or a peer that ignores its deadline must not hold a keepalive. */
-async function withinDeadline<T>(clock: Clock, p: Promise<T>, ms: number): Promise<T> {
-  const timer = new AbortController();
-  const late = clock.sleep(ms, timer.signal).then(
-    () => Promise.reject(new Error(`no answer within ${ms} ms`)),
-    () => new Promise<never>(() => undefined),
-  );
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    timer.abort();
-  }
-}

@@ -1,5 +1,5 @@
 import type { Clock } from '@pvc/runtime';
-import { describeError } from '@pvc/runtime';
+import { describeError, withinDeadline } from '@pvc/runtime';
 import type { WitnessPeers, ZkReach } from '../ports.js';
 import { judgeOutage, type OutageVerdict, type PeerAnswer } from './verdict.js';
 
@@ -52,17 +52,7 @@ export class PeerCheck implements OutageCheck {
     }
   }
 
-  private async bounded<T>(p: Promise<T>): Promise<T> {
-    const ms = this.deps.askBoundMs;
-    const timer = new AbortController();
-    const late = this.deps.clock.sleep(ms, timer.signal).then(
-      () => Promise.reject(new Error(`no answer within ${ms} ms`)),
-      () => new Promise<never>(() => undefined),
-    );
-    try {
-      return await Promise.race([p, late]);
-    } finally {
-      timer.abort();
-    }
+  private bounded<T>(p: Promise<T>): Promise<T> {
+    return withinDeadline(this.deps.clock, p, this.deps.askBoundMs);
   }
 }
