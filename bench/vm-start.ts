@@ -8,10 +8,23 @@
  * Root only; ~9 min on 2 cores (a TCG start and stop per run).
  *
  *   node --conditions=development --import tsx bench/vm-start.ts [--runs 50]
+ *
+ * `--burst` (issue 14 item 6): no harness cluster; a real vmd process, a private libvirtd
+ * (tests/integration/vmd/libvirtd.ts) and a standalone ZooKeeper. Each run writes what
+ * keepaliled's recovery writes after a fence — `state=start node=hv1` for `--guests` VMs, one
+ * transaction each, `--gap` ms apart — and times each guest until its `Started` event; then the
+ * same for 1 guest; then, as the floor libvirt itself sets on this machine, the same number of
+ * direct createXML calls at once through the binding (own connection each). Prints the medians
+ * over `--runs` (default 3), total − write window, and the ratios N guests / 1 guest. vmd runs
+ * with libuv's default 4 pool threads (as deployed) unless `--vmd-uv <n>`; the direct calls use
+ * this process's pool, so run the bench itself with UV_THREADPOOL_SIZE=16 for an unconstrained floor.
+ *
+ *   UV_THREADPOOL_SIZE=16 node --conditions=development --import tsx bench/vm-start.ts --burst \
+ *     [--guests 10] [--gap 5] [--runs 3] [--vmd-uv 16]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Hypervisor as Libvirt } from '@unraid/libvirt';
@@ -19,9 +32,15 @@ import { realClock } from '@pvc/runtime';
 import { connectZk, newDomainObject, newNodeObject, paths } from '@pvc/zk';
 import { createCluster, missingPrerequisites, waitFor } from '../tests/cluster/harness/index.js';
 import { startVmdProcess } from '../tests/integration/vmd/vmd-process.js';
+import { burstName, startBurstRig, type BurstRig } from '../tests/integration/vmd/burst-rig.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '50' } } });
-const RUNS = Number(values.runs);
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string' }, burst: { type: 'boolean', default: false },
+    guests: { type: 'string', default: '10' }, gap: { type: 'string', default: '5' }, 'vmd-uv': { type: 'string', default: '4' },
+  },
+});
+const RUNS = Number(values.runs ?? (values.burst ? 3 : 50));
 const VMD_UUID = '000000b1-1111-2222-3333-444444444444';
 const DIRECT_UUID = '000000b2-1111-2222-3333-444444444444';
 const sleep = (ms: number): Promise<void> => realClock.sleep(ms);
@@ -123,4 +142,71 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** N direct createXML at once (a connection each), timed like the burst: call → `Started` event. */
+async function directCreates(rig: BurstRig, n: number): Promise<number> {
+  rig.events.clear();
+  const names = Array.from({ length: n }, (_, i) => `direct${i}`);
+  const conns = await Promise.all(names.map(async () => {
+    const c = new Libvirt({ uri: rig.lv.uri });
+    await c.connectOpen();
+    return c;
+  }));
+  try {
+    const t0 = performance.now();
+    await Promise.all(names.map((name, i) => conns[i]!.domainCreateXML(rig.lv.guestXml(name, { uuid: `0000d1${String(i).padStart(2, '0')}-1111-2222-3333-444444444444` }))));
+    await waitFor(`${n} direct guests started`, 60_000, async () => (names.every((x) => rig.events.started.has(x)) ? true : undefined), 20);
+    return Math.max(...names.map((x) => rig.events.started.get(x) ?? NaN)) - t0;
+  } finally {
+    // The Domain objects are held until every destroy returned: the binding keeps no reference.
+    const doms = await Promise.all(names.map((name) => conns[0]!.domainLookupByName(name).catch(() => undefined)));
+    await Promise.all(doms.map((d) => d?.destroy().catch(() => undefined)));
+    doms.length = 0;
+    for (const c of conns) await c.connectClose().catch(() => undefined);
+  }
+}
+
+const median = (xs: number[]): number => pct(xs, 50);
+
+async function burst(): Promise<void> {
+  const guests = Number(values.guests);
+  const gap = Number(values.gap);
+  const rig = await startBurstRig({ guests, vmdEnv: { UV_THREADPOOL_SIZE: values['vmd-uv'] } });
+  const one: number[] = [];
+  const many: number[] = [];
+  const manyAfterWindow: number[] = [];
+  const d1: number[] = [];
+  const dn: number[] = [];
+  try {
+    await sleep(2000);
+    for (let i = 0; i < RUNS; i++) {
+      const m = await rig.recover(guests, gap);
+      many.push(m.totalMs);
+      manyAfterWindow.push(m.totalMs - m.windowMs);
+      const ups = m.started.map((t) => (t - (m.writes[0] ?? 0)).toFixed(0)).join(' ');
+      process.stdout.write(`run ${i + 1}: ${guests} guests, window ${m.windowMs.toFixed(0)} ms, up at ${ups} ms, total ${m.totalMs.toFixed(0)} ms\n`);
+      await rig.reset();
+      await sleep(1500);
+      one.push((await rig.recover(1, 0)).totalMs);
+      await rig.reset();
+      await sleep(1500);
+      d1.push(await directCreates(rig, 1));
+      await sleep(1500);
+      dn.push(await directCreates(rig, guests));
+      await sleep(1500);
+    }
+    const f = (x: number): string => x.toFixed(0);
+    const vRatio = median(many) / median(one);
+    const dRatio = median(dn) / median(d1);
+    process.stdout.write(
+      `\nmedians over ${RUNS} runs (${guests} guests written ${gap} ms apart; ${burstName(0)}…; ` +
+        `libuv pool threads: vmd ${values['vmd-uv']}, direct ${process.env.UV_THREADPOOL_SIZE ?? '4'}; load ${loadavg()[0]?.toFixed(1)}):\n` +
+        `via vmd:  1 guest ${f(median(one))} ms; ${guests} guests ${f(median(many))} ms (total − window ${f(median(manyAfterWindow))} ms); ratio ${vRatio.toFixed(2)}x\n` +
+        `direct createXML at once: 1 guest ${f(median(d1))} ms; ${guests} guests ${f(median(dn))} ms; ratio ${dRatio.toFixed(2)}x\n` +
+        `vmd / direct: 1 guest ${(median(one) / median(d1)).toFixed(2)}x; ${guests} guests ${(median(many) / median(dn)).toFixed(2)}x\n`,
+    );
+  } finally {
+    await rig.destroy();
+  }
+}
+
+await (values.burst ? burst() : main());

@@ -7,6 +7,7 @@ import type { MigrationTracker } from './migration/tracker.js';
 import { flushBeforeStart } from './storage/flush-before-start.js';
 import type { RbdStartGuard } from './storage/start-guard.js';
 import type { Action, Expect, ShutdownInProgress } from './model.js';
+import type { StartHandover, StartJobs } from './start-jobs.js';
 
 /** What the apply step works with. */
 export interface ApplyDeps {
@@ -22,19 +23,26 @@ export interface ApplyDeps {
   migrations?: MigrationTracker | undefined;
   /** RBD lock flush through cephd before a start (`functions.enable_storage`); absent = none. */
   rbd?: RbdStartGuard | undefined;
+  /** Runs starts in the background, bounded (owned by the reconciler). */
+  starts: StartJobs;
 }
 
-/** Outcome of one action. `skipped` = ZK changed since planning (the next pass replans). */
+/**
+ * Outcome of one action. `skipped` = ZK changed since planning, or no room for one more start
+ * (a later pass replans); `started` = a start handed to {@link StartJobs} (its outcome is logged).
+ */
 export interface ActionResult {
   action: Action;
-  outcome: 'done' | 'skipped' | 'failed';
+  outcome: 'done' | 'started' | 'skipped' | 'failed';
   error?: string;
 }
 
 /**
  * Applies a plan. Actions of different VMs run concurrently, those of one VM in order; a failure
- * is recorded in the result and the pass goes on. Before a start, destroy, shutdown or state write
- * the VM's state and node are re-read from ZK and compared with what the plan saw.
+ * is recorded in the result and the pass goes on. Starts are handed to the background
+ * ({@link StartJobs}): a pass never waits for a createXML. Before a start, destroy, shutdown or
+ * state write the VM's state and node are re-read from ZK and compared with what the plan saw
+ * (for a start: in its job, right before it acts).
  */
 export async function applyActions(actions: readonly Action[], deps: ApplyDeps): Promise<ActionResult[]> {
   const byVm = new Map<string, Action[]>();
@@ -58,16 +66,46 @@ async function applyOne(action: Action, deps: ApplyDeps): Promise<ActionResult> 
     if (action.kind === 'log') return { action, outcome: 'done' };
     // Contract: nothing destructive without a live ZK session (a node cut off leaves its VMs alone).
     if (deps.zk.state !== 'connected') return { action, outcome: 'skipped', error: 'ZK session not connected' };
+    if (action.kind === 'start') return handOver(action, deps);
     if (!(await stillWanted(action.uuid, action.expect, deps))) return { action, outcome: 'skipped' };
     await run(action, deps);
     return { action, outcome: 'done' };
   } catch (err) {
-    const error = describeError(err);
-    const name = 'name' in action ? action.name : action.uuid;
-    deps.logger.error({ vm: name, uuid: action.uuid, action: action.kind, err: error }, 'VM action failed');
-    return { action, outcome: 'failed', error };
+    return { action, outcome: 'failed', error: logFailure(action, err, deps) };
   }
 }
+
+function logFailure(action: Action, err: unknown, deps: ApplyDeps): string {
+  const error = describeError(err);
+  const name = 'name' in action ? action.name : action.uuid;
+  deps.logger.error({ vm: name, uuid: action.uuid, action: action.kind, err: error }, 'VM action failed');
+  return error;
+}
+
+/** Starts a VM in the background; the job re-checks the session and the ZK keys before it acts. */
+function handOver(action: Extract<Action, { kind: 'start' }>, deps: ApplyDeps): ActionResult {
+  const job = async (signal: AbortSignal): Promise<void> => {
+    try {
+      // Contract (as above, checked again: the job may run after the session dropped).
+      if (signal.aborted || deps.zk.state !== 'connected') return;
+      if (!(await stillWanted(action.uuid, action.expect, deps))) return;
+      await startVm(action, { ...deps, logger: deps.logger.child({ vm: action.name, uuid: action.uuid }) }, signal);
+    } catch (err) {
+      logFailure(action, err, deps);
+      throw err;
+    }
+  };
+  const handed = deps.starts.run(action.uuid, job);
+  if (handed === 'started') return { action, outcome: 'started' };
+  return { action, outcome: 'skipped', error: NOT_STARTED[handed] };
+}
+
+const NOT_STARTED: Record<Exclude<StartHandover, 'started'>, string> = {
+  busy: 'a start of this VM is in progress',
+  full: 'the most starts at once are in progress: planned again when one ends',
+  backoff: 'its last start failed: retried by a periodic pass',
+  cancelled: 'vmd starts nothing more (stopping, or after stopAll)',
+};
 
 async function stillWanted(uuid: string, expect: Expect, deps: ApplyDeps): Promise<boolean> {
   const k = domainKeys(uuid);
@@ -75,13 +113,11 @@ async function stillWanted(uuid: string, expect: Expect, deps: ApplyDeps): Promi
   return state === expect.state && node === expect.node;
 }
 
-type Exec<K extends Action['kind']> = (a: Extract<Action, { kind: K }>, deps: ApplyDeps) => Promise<void>;
+type Exec<K extends Action['kind']> = (a: Extract<Action, { kind: K }>, deps: ApplyDeps, signal?: AbortSignal) => Promise<void>;
 
 async function run(action: Action, deps: ApplyDeps): Promise<void> {
   const log = deps.logger.child({ vm: 'name' in action ? action.name : action.uuid, uuid: action.uuid });
   switch (action.kind) {
-    case 'start':
-      return startVm(action, { ...deps, logger: log });
     case 'destroy':
       return destroyVm(action, { ...deps, logger: log });
     case 'shutdown':
@@ -106,10 +142,12 @@ async function run(action: Action, deps: ApplyDeps): Promise<void> {
   }
 }
 
-const startVm: Exec<'start'> = async (a, deps) => {
+const startVm: Exec<'start'> = async (a, deps, signal) => {
   const k = domainKeys(a.uuid);
   const t0 = deps.clock.now();
   if (deps.rbd && !(await flushBeforeStart(deps.rbd, a.uuid, deps))) return;
+  // After stopAll (halt) or on the way out: nothing is created any more.
+  if (signal?.aborted) return;
   try {
     const stored = await readKey(deps.zk, k.xml, { logger: deps.logger });
     if (stored.trim() === '') throw new VmdError('BAD_XML', 'the VM has no stored XML (xml key empty or missing)');

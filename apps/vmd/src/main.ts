@@ -30,7 +30,10 @@ process.exit(
       if (!zk) return;
       zkLog.attach(zk);
       const exec = createExec(logger);
-      const hv = createLibvirtHypervisor({ uri: config.system.configuration.hypervisor.libvirt_uri, clock, logger, exec });
+      const hv = createLibvirtHypervisor({
+        uri: config.system.configuration.hypervisor.libvirt_uri, clock, logger, exec,
+        scratchDir: config.system.configuration.directories.dynamic_directory,
+      });
       const liveXml = virshLiveXml(exec, config.system.configuration.hypervisor.libvirt_uri);
       const rbd = config.functions.enable_storage ? cephdRbdLocks(config.system.configuration.directories.dynamic_directory) : undefined;
       const ports = { zk, hv, clock, logger, exec, console: { files: realConsoleFiles, liveXml }, ...(rbd && { rbd }) };

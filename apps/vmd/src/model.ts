@@ -71,8 +71,8 @@ export interface PlanInput {
   readonly nowMs: number;
   /** `vm_shutdown_timeout`, ms. */
   readonly shutdownTimeoutMs: number;
-  /** VMs with a migration job (send or receive) in progress here: left alone by the plan. */
-  readonly migrating?: ReadonlySet<string>;
+  /** VMs with a background job (a start, a send or a receive) in progress here: left alone by the plan. */
+  readonly busy?: ReadonlySet<string>;
 }
 
 /** Why a VM got a `log` action (bad input, guards, not implemented). */

@@ -151,10 +151,16 @@ describe('plan(): level-based', () => {
   });
 });
 
-describe('plan(): migration jobs in progress', () => {
+describe('plan(): background jobs (start, migration) in progress', () => {
   it('a VM with a send/receive job running here is left alone (no stale-migrate start, no destroy)', () => {
     for (const [node, running] of [[ME, true], [ME, false], ['hv2', true]] as const) {
-      assert.deepEqual(plan({ ...input({ node, running, state: 'migrate' }), migrating: new Set([U]) }).map(brief), []);
+      assert.deepEqual(plan({ ...input({ node, running, state: 'migrate' }), busy: new Set([U]) }).map(brief), []);
     }
+  });
+  it('a VM whose start is in progress is not started again, nor destroyed or shut down meanwhile', () => {
+    for (const [node, running, state] of [[ME, false, 'start'], [ME, true, 'stop'], [ME, true, 'shutdown'], ['hv2', true, 'start']] as const) {
+      assert.deepEqual(plan({ ...input({ node, running, state }), busy: new Set([U]) }).map(brief), [], `${node} ${running} ${state}`);
+    }
+    assert.deepEqual(plan({ ...input({ state: 'start' }), busy: new Set(['other']) }).map(brief), ['start']);
   });
 });

@@ -25,7 +25,7 @@ import type { Action, DesiredVm, Expect, GuardFacts, PlanInput, VmState } from '
  * | me | no | migrate, migrate-live | receive (background job, §5.4) |
  * | other | yes | migrate, migrate-live | send (background job: live, fallback shutdown unless forced) |
  * | any | any | unmigrate | log (never written by the API: unmigrate writes `migrate`) |
- * | any | any | (migration job running here) | none |
+ * | any | any | (start or migration job running here) | none |
  *
  * Bad input never leads to a destructive action: an unknown state or a `node` naming no node is
  * logged and the VM is left as it is.
@@ -59,7 +59,7 @@ export function startBlockedBy(guard: GuardFacts): string | undefined {
 function planVm(vm: DesiredVm, input: PlanInput): Action[] {
   const { uuid } = vm;
   const name = vm.name ?? uuid;
-  if (input.migrating?.has(uuid)) return [];
+  if (input.busy?.has(uuid)) return [];
   const running = input.observed.get(uuid)?.active ?? false;
   const sh = input.shutdowns.get(uuid);
   const forget: Action[] = sh && (!running || !SHUTTING.includes(vm.state ?? '')) ? [{ kind: 'forget-shutdown', uuid }] : [];

@@ -8,6 +8,7 @@ import type { MigrationTracker } from './migration/tracker.js';
 import type { Action, DesiredVm, ObservedDomain, ShutdownInProgress } from './model.js';
 import { plan } from './plan.js';
 import { computeResources } from './resources.js';
+import { DEFAULT_START_CONCURRENCY, StartJobs } from './start-jobs.js';
 import type { RbdStartGuard } from './storage/start-guard.js';
 import { statsToWrite } from './vm-stats.js';
 
@@ -34,6 +35,8 @@ export interface ReconcilerDeps {
   rbd?: RbdStartGuard | undefined;
   /** Node flush/unflush: told this node's `domainstate` after every pass; stopped with the loop. */
   flusher?: { sync(domainState: string | undefined): void; stop(): Promise<void> } | undefined;
+  /** Starts in progress at once on this node (default {@link DEFAULT_START_CONCURRENCY}). */
+  startConcurrency?: number;
 }
 
 /** What one pass did (for tests and the status log). */
@@ -46,10 +49,14 @@ export interface PassReport {
 /**
  * vmd's reconcile loop: one pass at a time, run when something changed (a ZK watch, a libvirt
  * event via {@link trigger}) and at least every `resyncMs`. A pass lists libvirt, plans against
- * the desired state, applies, and refreshes the figures served by getResources.
+ * the desired state, applies, and refreshes the figures served by getResources. Starts run in the
+ * background ({@link StartJobs}, bounded): a pass hands them over and does not wait for them, so
+ * VMs whose `state=start` arrives a few ms apart (a recovery after a fence) are created together.
  */
 export class Reconciler {
   private readonly store: DesiredStore;
+  /** Starts in progress (the plan leaves their VMs alone; each end triggers a pass). */
+  readonly starts: StartJobs;
   private readonly shutdowns = new Map<string, ShutdownInProgress>();
   private readonly logged = new Set<string>();
   private observed = new Map<string, ObservedDomain>();
@@ -72,6 +79,11 @@ export class Reconciler {
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.store = new DesiredStore(deps.zk, deps.node, () => this.trigger(), deps.logger.child({ component: 'desired' }));
+    // Half a resync period: a failed start is not retried by passes other starts' ends trigger,
+    // but the next periodic pass (≥ resyncMs after the one that started it) does retry it.
+    const retryAfterMs = (deps.resyncMs ?? 2000) / 2;
+    this.starts = new StartJobs({ limit: deps.startConcurrency ?? DEFAULT_START_CONCURRENCY, clock: deps.clock, retryAfterMs });
+    this.starts.onDone = () => this.trigger();
   }
 
   /** Asks for a pass as soon as the current one (if any) is done. */
@@ -85,9 +97,10 @@ export class Reconciler {
     return this.cache;
   }
 
-  /** No VM is started again by this process (after stopAll). */
+  /** No VM is started again by this process (after stopAll); starts not yet sent to libvirt give up. */
   halt(reason: string): void {
     this.halted = reason;
+    this.starts.cancel();
   }
 
   /** Runs until `signal` aborts. Never touches running VMs on the way out. */
@@ -104,6 +117,7 @@ export class Reconciler {
       }
     } finally {
       stopStats();
+      await this.starts.stop();
       await this.deps.flusher?.stop();
       await this.deps.migrations?.stop();
       this.store.stop();
@@ -131,6 +145,9 @@ export class Reconciler {
   }
 
   private async passInner(): Promise<PassReport> {
+    // Taken before listing: a job that ends while libvirt is listed may have created a domain the
+    // list missed; its VM stays busy for this pass (the job's end triggers the next one).
+    const busy = new Set([...this.starts.busy, ...(this.deps.migrations?.busy ?? [])]);
     try {
       this.observed = new Map((await this.deps.hv.list()).map((d) => [d.uuid, d]));
       if (this.libvirtDown !== undefined) this.deps.logger.info('libvirt answers again');
@@ -150,11 +167,11 @@ export class Reconciler {
     this.logged.delete('zk-down');
     const actions = plan({
       node: this.deps.node, desired, observed: this.observed, guard, shutdowns: this.shutdowns,
-      nowMs: this.deps.clock.now(), shutdownTimeoutMs: this.deps.shutdownTimeoutMs, migrating: this.deps.migrations?.busy,
+      nowMs: this.deps.clock.now(), shutdownTimeoutMs: this.deps.shutdownTimeoutMs, busy,
     });
     this.logOnce(actions);
     // A failed action is retried by the next periodic pass (resyncMs is the backoff), not at once.
-    const results = await applyActions(actions, { ...this.deps, shutdowns: this.shutdowns });
+    const results = await applyActions(actions, { ...this.deps, shutdowns: this.shutdowns, starts: this.starts });
     this.deps.onObserved?.(desired, this.observed);
     return { actions, results };
   }

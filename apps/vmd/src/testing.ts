@@ -17,7 +17,7 @@ export function captureLogger(): { logger: Logger; lines: Record<string, unknown
 }
 
 /** One vmd (reconciler) on hv1 against a fake ZK and a fake libvirt, in virtual time. */
-export async function unitRig(opts: { acpiShutdownMs?: number } = {}) {
+export async function unitRig(opts: { acpiShutdownMs?: number; createLatencyMs?: number; startConcurrency?: number } = {}) {
   const clock = new VirtualClock(1_700_000_000_000);
   const server = new FakeZkServer({ clock });
   const admin = await server.connect();
@@ -27,7 +27,7 @@ export async function unitRig(opts: { acpiShutdownMs?: number } = {}) {
     await admin.createObject(n.root, n.entries);
     await admin.write([[paths.node(name).domainState, 'ready'], [paths.node(name).daemonState, 'run']]);
   }
-  const hv = new FakeHypervisor({ clock, acpiShutdownMs: opts.acpiShutdownMs });
+  const hv = new FakeHypervisor({ clock, acpiShutdownMs: opts.acpiShutdownMs, createLatencyMs: opts.createLatencyMs });
   const { logger, lines } = captureLogger();
   const ac = new AbortController();
   const running: Promise<void>[] = [];
@@ -35,7 +35,7 @@ export async function unitRig(opts: { acpiShutdownMs?: number } = {}) {
   const startVmd = async (): Promise<Reconciler> => {
     const zk = await server.connect();
     zks.push(zk);
-    const r = new Reconciler({ zk, hv, clock, logger, node: 'hv1', domainType: 'qemu', shutdownTimeoutMs: 10_000, resyncMs: 2000, statsIntervalMs: 5000 });
+    const r = new Reconciler({ zk, hv, clock, logger, node: 'hv1', domainType: 'qemu', shutdownTimeoutMs: 10_000, resyncMs: 2000, statsIntervalMs: 5000, startConcurrency: opts.startConcurrency });
     running.push(r.run(ac.signal));
     return r;
   };

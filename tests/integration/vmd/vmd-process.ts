@@ -21,6 +21,8 @@ export interface VmdProcessOptions {
   shutdownTimeoutS?: number;
   /** More config edits (`[dotted path, value]`), applied after the defaults above. */
   edits?: readonly Edit[];
+  /** Extra environment variables of the process (e.g. UV_THREADPOOL_SIZE). */
+  env?: Record<string, string> | undefined;
 }
 
 /** A running vmd and its output. */
@@ -53,7 +55,7 @@ export function startVmdProcess(o: VmdProcessOptions): VmdProcess {
     'unshare',
     ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, hostsFile,
       process.execPath, '--conditions=development', '--import', 'tsx', join(ROOT, 'apps/vmd/src/main.ts'), '--config', cfg],
-    { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT },
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: { ...process.env, ...o.env } },
   );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

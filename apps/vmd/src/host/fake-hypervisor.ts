@@ -11,19 +11,26 @@ export interface FakeHypervisorOptions {
   clock: Clock;
   /** Guests react to ACPI shutdown after this many ms; undefined = they ignore it (like the test guest). */
   acpiShutdownMs?: number;
+  /** Virtual ms a createTransient takes before the domain runs (a TCG createXML: ~300–500); default 0. */
+  createLatencyMs?: number;
 }
 
 /**
  * In-memory libvirt for unit tests. Failure knobs: `failStart` (next N creates fail with
- * `failStartMessage`), `failList`, `failStats`, `failDestroy`, `failShutdown` (next N calls), `down`
+ * `failStartMessage`, code `failStartCode`: LIBVIRT_ERROR, or LIBVIRT_UNAVAILABLE as when the
+ * connection drops mid-call), `failList`, `failStats`, `failDestroy`, `failShutdown` (next N calls), `down`
  * (every call fails as if libvirtd were unreachable). Counters: `creates` per UUID, `destroys`,
- * `shutdowns`, `statsCalls`. `setState` pauses (etc.) a domain; `setStats` sets its statistics.
+ * `shutdowns`, `statsCalls`, `createsInFlight` and its high-water mark `peakCreatesInFlight`, and
+ * `createdAt` (virtual time each domain came up). Latency knob: `createLatencyMs` (each create
+ * waits that long on the clock, concurrently with the others, before it fails or the domain runs).
+ * `setState` pauses (etc.) a domain; `setStats` sets its statistics.
  * Validation mirrors what libvirt rejects that vmd cares about: no `<domain>`, no `<uuid>`, a
  * duplicate active UUID.
  */
 export class FakeHypervisor implements Hypervisor {
   failStart = 0;
   failStartMessage = 'internal error: process exited while connecting to monitor';
+  failStartCode: 'LIBVIRT_ERROR' | 'LIBVIRT_UNAVAILABLE' = 'LIBVIRT_ERROR';
   failList = 0;
   failStats = 0;
   failDestroy = 0;
@@ -33,10 +40,16 @@ export class FakeHypervisor implements Hypervisor {
   readonly destroys: string[] = [];
   readonly shutdowns: string[] = [];
   statsCalls = 0;
+  createLatencyMs: number;
+  createsInFlight = 0;
+  peakCreatesInFlight = 0;
+  readonly createdAt = new Map<string, number>();
   private readonly domains = new Map<string, ObservedDomain>();
   private readonly extraStats = new Map<string, Partial<DomainStats>>();
 
-  constructor(private readonly opts: FakeHypervisorOptions) {}
+  constructor(private readonly opts: FakeHypervisorOptions) {
+    this.createLatencyMs = opts.createLatencyMs ?? 0;
+  }
 
   /** Puts a running domain in place (as if started by someone else or before a restart). */
   addRunning(uuid: string, name: string, memoryMiB = 128, vcpus = 1): void {
@@ -92,6 +105,13 @@ export class FakeHypervisor implements Hypervisor {
 
   createTransient(xml: string): Promise<void> {
     this.check();
+    if (this.createLatencyMs <= 0) return this.create(xml);
+    this.createsInFlight++;
+    this.peakCreatesInFlight = Math.max(this.peakCreatesInFlight, this.createsInFlight);
+    return this.opts.clock.sleep(this.createLatencyMs).then(() => this.create(xml)).finally(() => this.createsInFlight--);
+  }
+
+  private create(xml: string): Promise<void> {
     const uuid = xmlUuid(xml);
     const facts = domainXmlFacts(xml);
     const name = facts.name;
@@ -101,10 +121,11 @@ export class FakeHypervisor implements Hypervisor {
     this.creates.set(uuid, (this.creates.get(uuid) ?? 0) + 1);
     if (this.failStart > 0) {
       this.failStart--;
-      return Promise.reject(new VmdError('LIBVIRT_ERROR', this.failStartMessage));
+      return Promise.reject(new VmdError(this.failStartCode, this.failStartMessage, { retryable: this.failStartCode === 'LIBVIRT_UNAVAILABLE' }));
     }
     if (this.domains.has(uuid)) return Promise.reject(new VmdError('LIBVIRT_ERROR', `Requested operation is not valid: domain '${name}' is already active`));
     this.addRunning(uuid, name, facts.memoryMiB ?? 128, facts.vcpus ?? 1);
+    this.createdAt.set(uuid, this.opts.clock.now());
     return Promise.resolve();
   }
 
