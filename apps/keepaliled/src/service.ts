@@ -14,7 +14,7 @@ import { Fencer } from './fence/fencer.js';
 import { FenceMonitor } from './fence/monitor.js';
 import { RecoveryRetry } from './fence/retry.js';
 import { resetWaitMs } from './fence/rules.js';
-import { PrimaryElection } from './primary/election.js';
+import { PrimaryElection, primaryLeaseMs } from './primary/election.js';
 import { primaryConfigKeys } from './primary/config-keys.js';
 import { FaultReporter } from './faults/reporter.js';
 import { SuicideWatch } from './suicide.js';
@@ -129,6 +129,7 @@ export class Keepalived {
       self: config.node, coordinators: config.cluster.coordinators, zk, clock, logger: logger.child({ component: 'primary' }),
       events: this.emit, peers, mayContend: () => this.keepalive.currentDaemonState === 'run',
       silentForMs: (n) => this.liveness?.silentForMs(n), deadPrimaryGraceMs: (deps.zkSessionTimeoutMs ?? 10_000) + intervalMs,
+      lease: { ownSilentForMs: () => this.keepalive.silentForMs(), ms: primaryLeaseMs(deps.zkSessionTimeoutMs ?? 10_000, intervalMs) },
       primaryKeys: () => primaryConfigKeys(config),
     });
     this.faults = new FaultReporter({

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { paths } from '@pvc/zk';
 import { settle } from '../testing/fakes.js';
-import { co, duties, rig } from './rig.js';
+import { co, duties, rig, warnings } from './rig.js';
+import { primaryLeaseMs } from './election.js';
 
 for (const n of [2, 3]) {
   test(`${n} coordinators, primary none: exactly one wins; only it runs the duties`, async () => {
@@ -109,6 +110,39 @@ test('ZK session expired while primary: the duties go off at once', async () => 
   assert.ok(off, 'duties switched off');
   assert.equal(off[1], expiredAt);
   assert.ok(hv1.events.some((e) => e.kind === 'primary-duties' && !e.on && e.reason === 'ZK session expired'));
+  await r.stop();
+});
+
+test('primary lease: a primary whose keepalive is older than the lease drops its duties unasked (before the others\' grace), and takes them again once it writes keepalives and ZK still names it', async () => {
+  const leaseMs = primaryLeaseMs(10_000, 1_000);
+  assert.equal(leaseMs, 10_000, 'session 10 s + interval 1 s - margin 1 s');
+  // The others' takeover waits for session + interval = 11 s of silence: the lease ends before.
+  assert.ok(leaseMs + 1_000 <= 10_000 + 1_000);
+  assert.ok(primaryLeaseMs(10_000, 5_000) > 5_000, 'longer than an interval at the default interval too');
+  const lastOk: Record<string, number> = {};
+  let now = (): number => 0;
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1', lease: { ms: leaseMs, silentForMs: (n) => now() - (lastOk[n] ?? now()) } });
+  now = () => r.clock.now();
+  await r.clock.advance(3_000);
+  const hv1 = co(r, 'hv1');
+  assert.deepEqual(duties(hv1).map(([on]) => on), [true]);
+  // hv1's keepalives stop being acknowledged (cut off; its session is not expired yet).
+  const cutAt = r.clock.now();
+  lastOk.hv1 = cutAt;
+  await r.clock.advance(leaseMs - 500);
+  assert.deepEqual(duties(hv1).map(([on]) => on), [true], 'kept while the lease runs');
+  await r.clock.advance(1_000);
+  const off = duties(hv1).find(([on]) => on === false);
+  assert.ok(off, 'duties switched off');
+  assert.ok(off[1] - cutAt >= leaseMs && off[1] - cutAt <= leaseMs + 250, `off ${off[1] - cutAt} ms after the last keepalive`);
+  assert.ok(warnings(hv1).some((l) => /stopping the primary duties unasked/.test(l.msg) && /lease/.test(String(l.why))));
+  assert.equal(hv1.election.routerState, 'secondary');
+  // Keepalives are acknowledged again; primary_node still names hv1: it takes over again.
+  delete lastOk.hv1;
+  await r.clock.advance(2_000);
+  assert.deepEqual(duties(hv1).map(([on]) => on), [true, false, true]);
+  assert.equal(hv1.election.routerState, 'primary');
+  assert.equal((await r.routers()).hv1, 'primary');
   await r.stop();
 });
 

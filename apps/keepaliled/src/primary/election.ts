@@ -28,7 +28,33 @@ export interface ElectionDeps {
    * dead but not confirmed off waits until that much time has passed since it was last seen.
    */
   deadPrimaryGraceMs?: number;
+  /**
+   * The primary's lease (issue 11 item 4): how long ago our own last keepalive write was
+   * acknowledged, and the most that may be while we keep the duties. A primary cut off from ZK,
+   * or on a server that lost quorum, drops its duties (floating IPs) once its keepalive is that
+   * old, before another coordinator's takeover may begin (`deadPrimaryGraceMs` after it was last
+   * seen) — without waiting to learn that its session expired, which it learns later than that.
+   * Absent: no lease (only session expiry drops the duties).
+   */
+  lease?: { readonly ownSilentForMs: () => number; readonly ms: number };
 }
+
+/**
+ * The lease of a primary ({@link ElectionDeps.lease}): the others' takeover waits until the old
+ * primary has been silent for `sessionTimeoutMs + intervalMs` (deadPrimaryGraceMs); the primary
+ * drops its duties `margin` before that, counted from its own last acknowledged keepalive (which
+ * is no later than when the others saw it). The margin — an interval, at least 1 s and at most
+ * 2 s — covers the switch-off itself (tens of ms) and clock steps; the lease stays longer than an
+ * interval plus the write's own time, so a healthy primary never drops its duties between two
+ * keepalives.
+ */
+export function primaryLeaseMs(sessionTimeoutMs: number, intervalMs: number): number {
+  const margin = Math.min(2_000, Math.max(1_000, intervalMs));
+  return Math.max(sessionTimeoutMs + intervalMs - margin, 2 * intervalMs);
+}
+
+/** How often the lease is looked at: a fraction of it, 50–250 ms. */
+const leaseCheckMs = (leaseMs: number): number => Math.min(250, Math.max(50, Math.floor(leaseMs / 40)));
 
 /** `undefined` states are absent, empty or unknown (an unknown value is logged by the key reader). */
 interface Snapshot {
@@ -63,7 +89,8 @@ function holderGone(daemon: DaemonState | undefined): boolean {
  * - names us while we are secondary: `takeover` — our duties start only after every other
  *   coordinator has left `primary`/`relinquish`/`takeover` (or is dead/fenced/stopped), then
  *   `primary`. Names someone else while we are primary: `relinquish` — duties stop, `secondary`.
- * - ZK session expired while primary: duties stop at once (others may elect a new primary).
+ * - ZK session expired while primary, or our keepalive older than the lease: duties stop at once
+ *   (others may elect a new primary).
  *
  * Safety invariant: `secondary` is written only once the duties are confirmed stopped, or the
  * service that failed is not running (see `duties-off.ts`). Duties not confirmed stopped keep us in
@@ -78,6 +105,8 @@ export class PrimaryElection {
   /** Why the current relinquish began (sent with each retry), and the switch-off in progress (one at a time). */
   private relinquishReason = '';
   private switchingOff: Promise<DutiesOffVerdict | undefined> | undefined;
+  /** Our keepalive is older than the lease: no takeover, no claim. */
+  private leaseOut = false;
 
   constructor(private readonly deps: ElectionDeps) {}
 
@@ -88,6 +117,8 @@ export class PrimaryElection {
   /** Runs until `signal` aborts (then call {@link stepDown}). */
   async run(signal: AbortSignal): Promise<void> {
     const unsubs = this.watchAll();
+    const lease = this.deps.lease;
+    if (lease) unsubs.push(this.deps.clock.every(leaseCheckMs(lease.ms), () => this.checkLease(lease), signal));
     try {
       while (!signal.aborted) {
         if (!this.dirty) await this.sleepUntilDirty(signal);
@@ -138,7 +169,7 @@ export class PrimaryElection {
     const { zk, coordinators, self, logger } = this.deps;
     const mark = (): void => this.markDirty();
     const unsubs = [watchKey(zk, clusterKeys.primaryNode, mark, logger), zk.on('connected', mark)];
-    unsubs.push(zk.on('expired', () => void this.sessionLost()));
+    unsubs.push(zk.on('expired', () => void this.dropUnasked('ZK session expired')));
     for (const c of coordinators) {
       if (c === self) continue;
       const k = nodeKeys(c);
@@ -173,6 +204,7 @@ export class PrimaryElection {
       // E.g. we dropped our duties while cut off and ZK still says primary: put it right.
       await this.deps.zk.write([pair(nodeKeys(self).routerState, this.router)]);
     }
+    if (this.leaseOut) return; // no duties without a fresh keepalive; checkLease asks for a pass
     if (s.primary === self) {
       // From `takeover` too: a takeover that failed half-way (duties did not start) is retried.
       if (this.router === 'secondary' || this.router === 'takeover') await this.takeover(signal);
@@ -279,13 +311,34 @@ export class PrimaryElection {
     return this.switchingOff;
   }
 
-  /** No setRouter: no session to write with. Unconfirmed duties stay `relinquish` (the loop retries). */
-  private async sessionLost(): Promise<void> {
+  /**
+   * Our keepalive is older than the lease while we may hold the duties: drop them unasked. While
+   * it stays older no takeover begins (see reconcile); when it is fresh again a pass is asked for.
+   */
+  private checkLease(lease: NonNullable<ElectionDeps['lease']>): void {
+    const silentMs = lease.ownSilentForMs();
+    const wasOut = this.leaseOut;
+    this.leaseOut = silentMs >= lease.ms;
+    if (wasOut && !this.leaseOut) {
+      this.deps.logger.info({ silentMs }, 'keepalives acknowledged again: the primary lease holds');
+      this.markDirty();
+    }
+    if (!this.leaseOut || this.stopping || (this.router !== 'primary' && this.router !== 'takeover')) return;
+    void this.dropUnasked(`no keepalive acknowledged by ZK for ${silentMs} ms (lease ${lease.ms} ms)`);
+  }
+
+  /**
+   * Duties off without a word from ZK (session expired, lease ran out): another node may be
+   * elected. No setRouter: ZK cannot be written now; a later pass puts our routerstate right and,
+   * if primary_node still names us, takes over again. Unconfirmed duties stay `relinquish` (the
+   * loop retries).
+   */
+  private async dropUnasked(why: string): Promise<void> {
     if (this.router !== 'primary' && this.router !== 'takeover') return;
-    this.deps.logger.error('ZK session expired while primary: stopping the primary duties (another node may be elected)');
+    this.deps.logger.error({ why }, 'stopping the primary duties unasked: another node may be elected');
     this.router = 'relinquish';
-    this.relinquishReason = 'ZK session expired';
-    const verdict = await this.dutiesOff('ZK session expired');
+    this.relinquishReason = why;
+    const verdict = await this.dutiesOff(why);
     if (verdict?.router === 'secondary') this.router = 'secondary';
     this.markDirty();
   }

@@ -83,7 +83,10 @@ export interface Rig {
 }
 
 /** Seeds the cluster and builds one election per coordinator (running unless `start: false`). */
-export async function rig(names: string[], opts: { primary?: string; routers?: Record<string, string>; start?: boolean } = {}): Promise<Rig> {
+export async function rig(
+  names: string[],
+  opts: { primary?: string; routers?: Record<string, string>; start?: boolean; lease?: { ms: number; silentForMs: (name: string) => number } } = {},
+): Promise<Rig> {
   const clock = new VirtualClock(T0);
   const server = new FakeZkServer({ clock });
   const writer = await server.connect();
@@ -100,6 +103,7 @@ export async function rig(names: string[], opts: { primary?: string; routers?: R
     coord.election = new PrimaryElection({
       self: name, coordinators: names, zk, clock, logger, events: (e) => events.push(e), peers,
       primaryKeys: () => [[paths.config.migrationTargetSelector, 'mem']], mayContend: () => coord.contend,
+      ...(opts.lease && { lease: { ms: opts.lease.ms, ownSilentForMs: () => opts.lease!.silentForMs(name) } }),
     });
     c[name] = coord;
   }
