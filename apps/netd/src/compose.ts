@@ -1,14 +1,15 @@
 /**
- * Builds netd from the loaded config with the real ports (sysfs, Zookeeper, wall clock) and runs it
+ * Builds netd from the loaded config with the real ports (sysfs, Zookeeper, nft, wall clock) and runs it
  * until shutdown. Called by main.ts only.
  */
 import type { ServiceContext } from '@pvc/rpc';
-import { realClock } from '@pvc/runtime';
+import { createExec, realClock } from '@pvc/runtime';
 import { RealZkClient } from '@pvc/zk';
 import { netdPrimaryDuties } from './duties.js';
 import { createSysfsNet } from './host/sysnet.js';
 import { Netd } from './netd.js';
 import { NetworkCounter } from './network-count.js';
+import { Firewall } from './nft/index.js';
 import { configuredDevices, NetStatsSampler } from './netstats.js';
 import { PrimaryRole } from '@pvc/rpc';
 
@@ -37,6 +38,12 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
     }),
     networks: new NetworkCounter(zk, logger.child({ component: 'networks' })),
     role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties() }),
+    firewall: new Firewall({
+      enabled: config.functions.enable_networking,
+      dynamicDirectory: config.system.configuration.directories.dynamic_directory,
+      exec: createExec(logger.child({ component: 'exec' })),
+      logger: logger.child({ component: 'firewall' }),
+    }),
   });
   publish(netd);
   try {

@@ -1,9 +1,10 @@
 /**
- * netd's service object for issue 3: network statistics and the client-network count for
- * keepalives, and the primary role. Host networking, client networks, dnsmasq, nftables, floating
- * IPs and the other primary duties come in later issues.
+ * netd's service object: network statistics and the client-network count for keepalives, the
+ * primary role, and the node's nftables ruleset (loaded at start). Host networking, client
+ * networks, dnsmasq, floating IPs and the other primary duties come in later issues.
  */
 import type { Logger } from '@pvc/runtime';
+import type { Firewall } from './nft/index.js';
 import type { NetworkCounter } from './network-count.js';
 import type { NetStatsSampler } from './netstats.js';
 import type { PrimaryRole } from '@pvc/rpc';
@@ -21,11 +22,18 @@ export interface NetdDeps {
   sampler: NetStatsSampler;
   networks: NetworkCounter;
   role: PrimaryRole;
+  /** The node's nftables ruleset; absent only in tests that do not exercise it. */
+  firewall?: Firewall;
 }
 
 /** netd's work: sampler and watch running until shutdown, answers for the gRPC handlers. */
 export class Netd {
   constructor(private readonly deps: NetdDeps) {}
+
+  /** The node's firewall (reload it after changing a rule file). */
+  get firewall(): Firewall | undefined {
+    return this.deps.firewall;
+  }
 
   /** The role state machine (its current state is also logged on every transition). */
   get role(): PrimaryRole {
@@ -42,15 +50,19 @@ export class Netd {
   }
 
   /**
-   * Runs until `signal` aborts; then drops the primary duties (if held) and stops the watch.
+   * Loads the firewall first (as the original, before its watches; a failure is logged and netd
+   * goes on), then runs until `signal` aborts; then stops the watch, waits for a firewall reload in
+   * progress, and drops the primary duties (if held).
    * The original writes `network_stats = {}` at shutdown; that key is keepaliled's to write now.
    */
   async run(signal: AbortSignal): Promise<void> {
+    await this.deps.firewall?.start(signal);
     this.deps.networks.start();
     try {
       await this.deps.sampler.run(signal);
     } finally {
       this.deps.networks.stop();
+      await this.deps.firewall?.idle();
       await this.deps.role.set(false, 'shutdown').catch((err: unknown) => {
         this.deps.logger.error({ err: String(err) }, 'primary duties did not stop cleanly at shutdown');
       });

@@ -22,6 +22,8 @@ function configIn(dir: string, edits: [string, unknown][] = []): string {
     ['pvc.system.configuration.directories.dynamic_directory', join(dir, 'run')],
     ['pvc.system.configuration.directories.log_directory', join(dir, 'log')],
     ['pvc.system.configuration.directories.console_log_directory', join(dir, 'console')],
+    // No service may touch this machine's own networking (netd would load its nftables ruleset).
+    ['pvc.functions.enable_networking', false],
     ...edits,
   );
 }
@@ -40,7 +42,7 @@ describe('service mains (built dist/main.js)', () => {
         // The supervisor's bring-up must not touch this host: no networking (sysctls), no hypervisor
         // check, coordinator services only probed (and nothing listens here, so it keeps probing).
         const supervisor = service === 'supervisor';
-        const cfg = configIn(dir, supervisor ? [['pvc.functions.enable_networking', false], ['pvc.functions.enable_hypervisor', false]] : []);
+        const cfg = configIn(dir, supervisor ? [['pvc.functions.enable_hypervisor', false]] : []);
         const extra = supervisor ? ['--external-services'] : [];
         const child = spawn(process.execPath, [mainOf(service), '--config', cfg, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';

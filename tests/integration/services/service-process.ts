@@ -37,6 +37,9 @@ export async function startService(service: ServiceName, edits: [string, unknown
     ['pvc.system.configuration.directories.dynamic_directory', join(dir, 'run')],
     ['pvc.system.configuration.directories.log_directory', join(dir, 'log')],
     ['pvc.system.configuration.directories.console_log_directory', join(dir, 'console')],
+    // These processes run in this machine's own namespace: netd must not replace its nftables
+    // ruleset (netd's firewall is tested in a namespace: tests/integration/netd).
+    ['pvc.functions.enable_networking', false],
     ...edits,
   );
   const child = spawn(process.execPath, [main, '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
