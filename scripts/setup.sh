@@ -15,6 +15,8 @@ DEBIAN_PACKAGES=(
   openipmi ipmitool
   # host networking in namespaces
   iproute2 util-linux nftables dnsmasq-base bridge-utils procps psmisc
+  # duplicate address detection before a node address is added (arping -D; libs/hostnet)
+  iputils-arping
   # native addon build
   python3 make g++ git
   # shells whose completion of `pvc` the tests exercise

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { HostNetworkError } from '@pvc/hostnet';
 import { rejectionOf } from '@pvc/runtime';
 import { newNodeObject, paths } from '@pvc/zk';
 import { LibvirtUnreachableError } from './bringup/checks.js';
@@ -122,6 +123,48 @@ test('libvirt unreachable: a clear error naming the URI; daemon state shutdown â
   assert.equal(await c.read(paths.node('hv4').daemonState), 'stop');
   assert.equal(w.processes.children.length, 0);
   await c.close();
+});
+
+test('host networking before registration: brcluster with the node addresses; a restart changes nothing and keeps a floating address', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly()));
+  await initTree(w);
+  const run = runSupervisor(w.deps);
+  await w.clock.advance(0);
+  const addresses = (await w.links.addresses()).map((a) => `${a.ip}/${a.prefix} ${a.device}`);
+  assert.deepEqual(addresses, ['10.255.0.4/24 brcluster', '10.254.0.4/24 brcluster']);
+  assert.ok(w.lines.some((l) => l.msg === 'host interfaces: 7 changes, 1 already as configured'));
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+
+  // The supervisor restarted on the same host, the primary's floating address on the bridge meanwhile.
+  w.links.addExistingAddress('brcluster', '10.255.0.254', 24);
+  const again = fakeWorld(testConfig(...hypervisorOnly()));
+  await initTree(again);
+  const opsBefore = w.links.ops.length;
+  const run2 = runSupervisor({ ...again.deps, links: w.links });
+  await again.clock.advance(0);
+  assert.equal(w.links.ops.length, opsBefore, 'the restart changed the host interfaces');
+  assert.ok(again.lines.some((l) => l.msg === 'host interfaces: 0 changes, 8 already as configured'));
+  assert.ok((await w.links.addresses()).some((a) => a.ip === '10.255.0.254'), 'the floating address was dropped');
+  again.requestShutdown('SIGTERM');
+  await again.clock.advance(0);
+  await run2;
+});
+
+test('host networking cannot be set up (a missing device): bring-up stops before Zookeeper, the error names the key, nothing launched', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly(), ['pvc.system.configuration.networking.cluster.device', 'ens9']));
+  await initTree(w);
+  const rejected = rejectionOf(runSupervisor(w.deps), HostNetworkError);
+  await w.clock.advance(0);
+  const err = await rejected;
+  assert.equal(err.message, 'pvc.system.configuration.networking.cluster.device: device "ens9" does not exist');
+  assert.equal(w.zk.connects, 0, 'no Zookeeper session: the node is not registered');
+  assert.equal(w.processes.children.length, 0);
+  assert.deepEqual(w.links.ops, []);
+  const line = w.lines.find((l) => l.msg === 'host networking cannot be set up as configured: bring-up stops before registration');
+  assert.equal(line?.err, err.message);
+  assert.equal(line?.level, 50);
 });
 
 test('systemd mode: no children, readiness sent after registration, services reported external', async () => {

@@ -1,6 +1,6 @@
 import { parseConfig, type Config } from '@pvc/config';
 import { mutate } from '@pvc/config/testing';
-import { FakeSysctl } from '@pvc/hostnet';
+import { FakeLinks, FakeSysctl } from '@pvc/hostnet';
 import { FakeIpmi } from '@pvc/ipmi';
 import { createLogger, FakeExec, VirtualClock, type Logger } from '@pvc/runtime';
 import { ZkError, type ZkClient } from '@pvc/zk';
@@ -58,6 +58,8 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
   const exec = new FakeExec();
   const services = new FakeServices(clock);
   const sysctl = new FakeSysctl();
+  // The sample's devices (everything on ens4), down: bring-up makes brcluster and its addresses.
+  const links = new FakeLinks().addDevice('ens4');
   const processes = new FakeProcessPort();
   const socketHolders = new FakeSocketHolders();
   const ipmi = new FakeIpmi(clock);
@@ -74,6 +76,7 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
     logger,
     clock,
     sysctl,
+    links,
     makeDirectory: async (d) => (dirs.push(d.path), true),
     services,
     connectZk: async (timeoutMs, signal) => {
@@ -100,5 +103,5 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
     notifyReady: async () => (notified++, true),
     shutdownRequested,
   };
-  return { deps, dirs, clock, zkServer, lines, exec, services, sysctl, processes, socketHolders, ipmi, status, zk, requestShutdown, notified: () => notified };
+  return { deps, dirs, clock, zkServer, lines, exec, services, sysctl, links, processes, socketHolders, ipmi, status, zk, requestShutdown, notified: () => notified };
 }

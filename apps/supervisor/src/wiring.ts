@@ -1,5 +1,5 @@
 import type { ServiceContext } from '@pvc/rpc';
-import { createExecSysctl } from '@pvc/hostnet';
+import { createExecSysctl, createIpLinks } from '@pvc/hostnet';
 import { createIpmitoolIpmi } from '@pvc/ipmi';
 import { createExec, PVC_VERSION, realClock } from '@pvc/runtime';
 import { connectZk } from '@pvc/zk';
@@ -33,6 +33,7 @@ export function realDeps(ctx: ServiceContext, options: RunOptions, status: Super
     clock: realClock,
     exec,
     sysctl: createExecSysctl(exec),
+    links: createIpLinks(exec),
     makeDirectory,
     services: createSystemServices(exec),
     connectZk: async (timeoutMs, signal) => {

@@ -64,6 +64,11 @@ const TABLE: ReadonlyArray<readonly [string, readonly Edit[], readonly string[]]
     [`${NET}.upstream.floating_ip: expected a host address of 1.1.1.0/24, got "1.1.2.10/24"`],
   ],
   [
+    'two networks with the same floating IP (cluster and storage share a subnet)',
+    [[`${NET}.storage.network`, '10.255.0.0/24'], [`${NET}.storage.floating_ip`, '10.255.0.254/24']],
+    [`${NET}.storage.floating_ip: expected an address other than the floating_ip of the cluster network (10.255.0.254), got "10.255.0.254/24"`],
+  ],
+  [
     'gateway not an address',
     [[`${NET}.upstream.gateway`, '1.1.1.256']],
     [`${NET}.upstream.gateway: expected an IPv4 address such as 10.0.0.1, got "1.1.1.256"`],

@@ -112,6 +112,30 @@ function networkAddresses(raw: unknown): ConfigProblem[] {
 }
 
 /**
+ * No two networks may give the same floating address (e.g. cluster and storage sharing one subnet
+ * and one `floating_ip`): the primary would put one address on two bridges, and relinquishing one
+ * network's address would take the other's with it. The later network in file order is reported;
+ * the prefix length does not matter, the address does.
+ */
+function distinctFloatingIps(raw: unknown): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const seen = new Map<number, string>();
+  for (const name of NETWORK_NAMES) {
+    const path = ['pvc', 'cluster', 'networks', name, 'floating_ip'];
+    const floating = checked(raw, path, c.ipv4WithPrefix);
+    const fip = floating === undefined ? undefined : parseCidr(floating);
+    if (fip === undefined) continue;
+    const first = seen.get(fip.ip);
+    if (first !== undefined) {
+      out.push(expectedProblem(raw, path, `an address other than the floating_ip of the ${first} network (${formatIpv4(fip.ip)})`));
+    } else {
+      seen.set(fip.ip, name);
+    }
+  }
+  return out;
+}
+
+/**
  * Migrating VMs after a *failed* fence clears their RBD locks while the node may still run them;
  * the manual requires `suicide_intervals` so the node at least tries to kill itself first.
  */
@@ -130,6 +154,7 @@ export function crossKeyProblems(raw: unknown): ConfigProblem[] {
     ...networkingDepends(raw),
     ...uniqueCoordinators(raw),
     ...networkAddresses(raw),
+    ...distinctFloatingIps(raw),
     ...failedFenceNeedsSuicide(raw),
   ];
 }

@@ -1,66 +1,110 @@
-import type { Config } from '@pvc/config';
-import type { Logger } from '@pvc/runtime';
+import type { Config, NetworkName, NodeNetworking } from '@pvc/config';
+import type { HostNetworkProblem } from './errors.js';
+import { inSubnet } from './ipv4.js';
 
-/** One step of host interface set-up, as the command that would perform it. */
-export interface InterfaceStep {
-  readonly description: string;
-  readonly command: readonly string[];
+/** The config key of one node network setting: `pvc.system.configuration.networking.cluster.mtu`. */
+export function networkKey(network: NetworkName, leaf: 'device' | 'mtu' | 'address'): string {
+  return `pvc.system.configuration.networking.${network}.${leaf}`;
 }
 
-function bridgeSteps(bridge: string, device: string, mtu: number, cidr: string | undefined): InterfaceStep[] {
-  const steps: InterfaceStep[] = [
-    { description: `bridge ${bridge} over ${device}`, command: ['ip', 'link', 'add', bridge, 'type', 'bridge'] },
-    { description: `${device} into ${bridge}`, command: ['ip', 'link', 'set', device, 'master', bridge] },
-    { description: `${bridge} MTU ${mtu}, up`, command: ['ip', 'link', 'set', bridge, 'mtu', String(mtu), 'up'] },
-  ];
-  if (cidr) steps.push({ description: `${cidr} on ${bridge}`, command: ['ip', 'address', 'add', cidr, 'dev', bridge] });
-  return steps;
+/** The config key of the upstream gateway. */
+export const GATEWAY_KEY = 'pvc.cluster.networks.upstream.gateway';
+
+/** The bridge the original makes for each network (when it does not share an earlier one's device). */
+export const BRIDGE_OF: Readonly<Record<NetworkName, string>> = Object.freeze({ cluster: 'brcluster', storage: 'brstorage', upstream: 'brupstream' });
+
+/** One node address wanted on a bridge. */
+export interface WantedAddress {
+  readonly network: NetworkName;
+  readonly ip: string;
+  readonly prefix: number;
+  readonly cidr: string;
 }
 
-/**
- * The host interface set-up of the original (`setup_interfaces`), as a plan: the cluster device
- * and `brcluster` with the node's cluster address; storage and upstream likewise (`brstorage`,
- * `brupstream`), or only their addresses on `brcluster` when they share the cluster device; the
- * default route via the upstream gateway. Empty when networking is disabled. (SR-IOV PF set-up
- * is not in this plan yet.)
- */
-export function planHostInterfaces(config: Config): InterfaceStep[] {
-  const net = config.system.configuration.networking;
-  if (!config.functions.enable_networking || net === undefined) return [];
-  const c = net.cluster;
-  const steps: InterfaceStep[] = [
-    { description: `${c.device} MTU ${c.mtu}, up`, command: ['ip', 'link', 'set', c.device, 'mtu', String(c.mtu), 'up'] },
-    ...bridgeSteps('brcluster', c.device, c.mtu, c.resolved?.cidr),
-  ];
-  for (const [name, bridge] of [['storage', 'brstorage'], ['upstream', 'brupstream']] as const) {
+/** One bridge over one device, the device's MTU, and the node addresses on it. */
+export interface WantedBridge {
+  readonly bridge: string;
+  readonly device: string;
+  readonly mtu: number;
+  /** The network whose `device` and `mtu` keys this bridge follows (the first of those sharing the device). */
+  readonly network: NetworkName;
+  readonly addresses: readonly WantedAddress[];
+}
+
+/** The default route via the upstream gateway, on the bridge holding an address of its network. */
+export interface WantedRoute {
+  readonly gateway: string;
+  readonly bridge: string;
+}
+
+/** A remark on the configuration that changes nothing (logged as a warning). */
+export interface PlanNote {
+  readonly key: string;
+  readonly message: string;
+}
+
+/** The host interfaces as the configuration wants them ({@link planHostInterfaces}). */
+export interface HostInterfacePlan {
+  readonly bridges: readonly WantedBridge[];
+  readonly route?: WantedRoute | undefined;
+  readonly notes: readonly PlanNote[];
+  /** Found from the configuration alone (the gateway): nothing may be changed while there are any. */
+  readonly problems: readonly HostNetworkProblem[];
+}
+
+/** Networks in the original's set-up order: cluster first, its bridge takes the others sharing its device. */
+const ORDER: readonly NetworkName[] = ['cluster', 'storage', 'upstream'];
+
+function bridgesOf(net: NodeNetworking, notes: PlanNote[]): WantedBridge[] {
+  const out: { bridge: string; device: string; mtu: number; network: NetworkName; addresses: WantedAddress[] }[] = [];
+  for (const name of ORDER) {
     const n = net[name];
-    if (n.device === c.device) {
-      if (n.resolved && n.resolved.cidr !== c.resolved?.cidr) {
-        steps.push({ description: `${name} ${n.resolved.cidr} on brcluster`, command: ['ip', 'address', 'add', n.resolved.cidr, 'dev', 'brcluster'] });
-      }
-      continue;
+    let b = out.find((x) => x.device === n.device);
+    if (!b) {
+      b = { bridge: BRIDGE_OF[name], device: n.device, mtu: n.mtu, network: name, addresses: [] };
+      out.push(b);
+    } else if (n.mtu !== b.mtu) {
+      notes.push({ key: networkKey(name, 'mtu'), message: `${n.device} is shared with the ${b.network} network, whose MTU ${b.mtu} applies; ${n.mtu} is ignored` });
     }
-    steps.push({ description: `${n.device} MTU ${n.mtu}, up`, command: ['ip', 'link', 'set', n.device, 'mtu', String(n.mtu), 'up'] });
-    steps.push(...bridgeSteps(bridge, n.device, n.mtu, n.resolved?.cidr));
+    const r = n.resolved;
+    if (r && !b.addresses.some((a) => a.cidr === r.cidr)) b.addresses.push({ network: name, ip: r.ip, prefix: r.prefix, cidr: r.cidr });
   }
-  const gw = config.cluster.networks?.upstream.gateway;
-  if (gw) {
-    const dev = net.upstream.device === c.device ? 'brcluster' : 'brupstream';
-    steps.push({ description: `default route via ${gw}`, command: ['ip', 'route', 'add', 'default', 'via', gw, 'dev', dev] });
+  return out;
+}
+
+function routeOf(config: Config, bridges: readonly WantedBridge[], notes: PlanNote[], problems: HostNetworkProblem[]): WantedRoute | undefined {
+  const gateway = config.cluster.networks?.upstream.gateway;
+  const net = config.system.configuration.networking;
+  if (gateway === undefined || net === undefined) return undefined;
+  const holders = bridges.flatMap((b) => b.addresses.filter((a) => inSubnet(gateway, a.ip, a.prefix)).map((a) => ({ bridge: b.bridge, network: a.network })));
+  const holder = holders.find((h) => h.network === 'upstream') ?? holders[0];
+  if (holder) return { gateway, bridge: holder.bridge };
+  if (net.upstream.resolved === null) {
+    notes.push({ key: networkKey('upstream', 'address'), message: `None: this node has no address on the upstream network, so no default route via ${gateway}` });
+    return undefined;
   }
-  return steps;
+  const mine = bridges.flatMap((b) => b.addresses.map((a) => `${a.network} ${a.cidr}`)).join(', ');
+  problems.push({ code: 'HOSTNET_GATEWAY_UNREACHABLE', key: GATEWAY_KEY, message: `gateway ${gateway} is not inside any network this node has an address on (${mine})` });
+  return undefined;
 }
 
 /**
- * NOT YET IMPLEMENTED: host bridges and addresses are not changed. This logs, step by step, what
- * the set-up would do ({@link planHostInterfaces}) and returns the plan; a later issue (netd's
- * host networking) applies it through the Exec port. Until then the host's interfaces must be set
- * up by other means (the test harness does it for its hosts).
+ * The host interface set-up of the original (`setup_interfaces`) as wanted state: the cluster
+ * device with its MTU, up, in `brcluster` (same MTU, up) with the node's cluster address; storage
+ * and upstream likewise on `brstorage`/`brupstream`, or only their addresses on the bridge of an
+ * earlier network whose device they share (the original handles only sharing the cluster device;
+ * sharing the storage device between storage and upstream puts upstream's address on `brstorage`
+ * here, where the original fails to enslave the device twice); the default route via
+ * `cluster.networks.upstream.gateway` on the bridge holding an address of the gateway's network.
+ * With `address: None` on upstream and no other address there, no default route (the original's
+ * `ip route add` fails silently then). Empty when networking is disabled. Pure.
  */
-export function configureHostInterfaces(config: Config, logger: Logger): InterfaceStep[] {
-  const plan = planHostInterfaces(config);
-  for (const step of plan) {
-    logger.info({ step: step.description, command: step.command.join(' '), applied: false }, 'host interface step not applied (not implemented yet)');
-  }
-  return plan;
+export function planHostInterfaces(config: Config): HostInterfacePlan {
+  const net = config.system.configuration.networking;
+  if (!config.functions.enable_networking || net === undefined) return { bridges: [], notes: [], problems: [] };
+  const notes: PlanNote[] = [];
+  const problems: HostNetworkProblem[] = [];
+  const bridges = bridgesOf(net, notes);
+  const route = routeOf(config, bridges, notes, problems);
+  return { bridges, route, notes, problems };
 }

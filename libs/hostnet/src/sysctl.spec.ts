@@ -4,7 +4,7 @@ import { parseConfig } from '@pvc/config';
 import { mutate } from '@pvc/config/testing';
 import { dump } from 'js-yaml';
 import { silentLogger } from '@pvc/runtime';
-import { applySysctls, deviceKey, FakeSysctl, planHostInterfaces, planSysctls, setupHostNetworking } from './index.js';
+import { applySysctls, deviceKey, FakeSysctl, planHostInterfaces, planSysctls } from './index.js';
 
 const configOf = (...edits: [string, unknown][]) => parseConfig(dump(mutate(...edits)), 'test.yaml');
 
@@ -32,7 +32,7 @@ test('planSysctls and planHostInterfaces: nothing when networking is disabled', 
   const cfg = configOf(['pvc.functions.enable_networking', false], ['pvc.system.configuration.networking', undefined],
     ['pvc.cluster.networks', undefined], ['pvc.coordinator', undefined]);
   assert.deepEqual(planSysctls(cfg), []);
-  assert.deepEqual(planHostInterfaces(cfg), []);
+  assert.deepEqual(planHostInterfaces(cfg), { bridges: [], notes: [], problems: [] });
 });
 
 test('applySysctls: writes only what differs; absent keys skipped, refused writes reported, the pass goes on', async () => {
@@ -47,25 +47,4 @@ test('applySysctls: writes only what differs; absent keys skipped, refused write
   assert.deepEqual(r.map((x) => [x.key, x.outcome]), [['a.b', 'set'], ['c.d', 'unchanged'], ['missing.key', 'absent'], ['e.f', 'failed']]);
   assert.match(r[3]?.error ?? '', /permission denied/);
   assert.deepEqual(port.writes, [['a.b', '1']]);
-});
-
-test('planHostInterfaces: the sample (all on ens4): brcluster with the by-id address and the storage address, upstream has none', () => {
-  const steps = planHostInterfaces(configOf()).map((s) => s.command.join(' '));
-  assert.deepEqual(steps, [
-    'ip link set ens4 mtu 1500 up',
-    'ip link add brcluster type bridge',
-    'ip link set ens4 master brcluster',
-    'ip link set brcluster mtu 1500 up',
-    'ip address add 10.255.0.1/24 dev brcluster',
-    'ip address add 10.254.0.1/24 dev brcluster',
-    'ip route add default via 1.1.1.1 dev brcluster',
-  ]);
-});
-
-test('setupHostNetworking: interfaces only planned, sysctls applied', async () => {
-  const port = new FakeSysctl(Object.fromEntries(planSysctls(configOf()).map((s) => [s.key, s.value === '1' ? '0' : '1'])));
-  const r = await setupHostNetworking(configOf(), port, silentLogger());
-  assert.ok(r.interfaces.length > 0);
-  assert.ok(r.sysctls.every((s) => s.outcome === 'set'));
-  assert.equal(port.writes.length, r.sysctls.length);
 });

@@ -43,7 +43,7 @@ test('the plan is applied in a network namespace, read back, and idempotent; mis
   await port.write('net.ipv4.conf.ens4.rp_filter', '1');
   const first = await applySysctls(port, plan, silentLogger());
   const outcome = Object.fromEntries(first.map((r) => [r.key, r.outcome]));
-  assert.equal(outcome['net.ipv4.conf.brcluster.rp_filter'], 'absent', 'the bridge does not exist (interfaces are not applied yet)');
+  assert.equal(outcome['net.ipv4.conf.brcluster.rp_filter'], 'absent', 'the bridge does not exist (only the sysctls are applied here, not the interfaces)');
   assert.equal(outcome['net.ipv4.conf.brupstream.rp_filter'], 'absent');
   assert.equal(outcome['net.ipv4.conf.ens4.rp_filter'], 'set');
   assert.equal(outcome['net.ipv4.ip_forward'], 'set', 'a new namespace does not forward');

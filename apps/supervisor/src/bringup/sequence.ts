@@ -1,5 +1,5 @@
 import type { Config } from '@pvc/config';
-import { setupHostNetworking, type SysctlPort } from '@pvc/hostnet';
+import { HostNetworkError, setupHostNetworking, type LinkPort, type SysctlPort } from '@pvc/hostnet';
 import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
 import type { ZkClient } from '@pvc/zk';
 import type { HostFacts } from '../host/host-facts.js';
@@ -17,6 +17,8 @@ export interface BringUpDeps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly sysctl: SysctlPort;
+  /** The kernel's links, addresses and routes (host interfaces). */
+  readonly links: LinkPort;
   readonly makeDirectory: MakeDirectory;
   readonly services: SystemServices;
   /** Connects to the cluster's Zookeeper, giving up after `timeoutMs`. */
@@ -49,7 +51,7 @@ async function connectBounded(d: BringUpDeps): Promise<ZkClient> {
  */
 async function oneRound(d: BringUpDeps): Promise<Omit<BringUpResult, 'rounds'>> {
   await ensureDirectories(d.config, d.makeDirectory, d.logger);
-  await setupHostNetworking(d.config, d.sysctl, d.logger.child({ component: 'hostnet' }));
+  await setupHostNetworking(d.config, { sysctl: d.sysctl, links: d.links, clock: d.clock, logger: d.logger.child({ component: 'hostnet' }), signal: d.signal });
   d.logger.info({ mode: d.config.mode }, `this node is a ${d.config.mode}`);
   await bringUpDependentServices(planDependentServices(d.config), {
     services: d.services,
@@ -75,8 +77,12 @@ async function oneRound(d: BringUpDeps): Promise<Omit<BringUpResult, 'rounds'>> 
 /**
  * The start-up sequence of the seed up to registration, repeated from the top until it succeeds
  * (or shutdown is requested, which rejects with AbortedError): a cluster that stays unreachable for
- * `zkTimeoutMs`, or an uninitialised tree, is logged and bring-up starts again. The configuration
- * itself is read once per process (the logger and socket depend on it): changing it needs a restart.
+ * `zkTimeoutMs`, or an uninitialised tree, is logged and bring-up starts again. Host interfaces
+ * that cannot be set up as configured (`HostNetworkError`: a missing device, a refused MTU, an
+ * address in use, an unreachable gateway) are not retried: bring-up stops before the node
+ * registers and the error, naming the config key, rejects (the supervisor exits 1, as for an
+ * unreachable libvirt). The configuration itself is read once per process (the logger and socket
+ * depend on it): changing it needs a restart.
  */
 export async function bringUp(d: BringUpDeps): Promise<BringUpResult> {
   for (let round = 1; ; round++) {
@@ -87,6 +93,10 @@ export async function bringUp(d: BringUpDeps): Promise<BringUpResult> {
       return { ...r, rounds: round };
     } catch (err) {
       if (err instanceof AbortedError || d.signal.aborted) throw new AbortedError('bring-up', err);
+      if (err instanceof HostNetworkError) {
+        d.logger.error({ err: err.message, code: err.code, round }, 'host networking cannot be set up as configured: bring-up stops before registration');
+        throw err;
+      }
       const code = (err as { code?: string }).code;
       d.logger.error({ err: describeError(err), code, round }, 'bring-up failed: starting again from the top');
       const elapsed = d.clock.now() - started;
