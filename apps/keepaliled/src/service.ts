@@ -130,6 +130,7 @@ export class Keepalived {
       events: this.emit, peers, mayContend: () => this.keepalive.currentDaemonState === 'run',
       silentForMs: (n) => this.liveness?.silentForMs(n), deadPrimaryGraceMs: (deps.zkSessionTimeoutMs ?? 10_000) + intervalMs,
       lease: { ownSilentForMs: () => this.keepalive.silentForMs(), ms: primaryLeaseMs(deps.zkSessionTimeoutMs ?? 10_000, intervalMs) },
+      reassertEveryMs: intervalMs,
       primaryKeys: () => primaryConfigKeys(config),
     });
     this.faults = new FaultReporter({

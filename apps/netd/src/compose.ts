@@ -1,11 +1,13 @@
 /**
- * Builds netd from the loaded config with the real ports (sysfs, Zookeeper, nft, wall clock) and runs it
+ * Builds netd from the loaded config with the real ports (sysfs, Zookeeper, nft, ip/arping, wall clock) and runs it
  * until shutdown. Called by main.ts only.
  */
 import type { ServiceContext } from '@pvc/rpc';
 import { createExec, realClock } from '@pvc/runtime';
 import { RealZkClient } from '@pvc/zk';
 import { netdPrimaryDuties } from './duties.js';
+import { floatingAddresses, removeLeftovers } from './floating/floating.js';
+import { createIpAddresses } from './floating/ip-addresses.js';
 import { createSysfsNet } from './host/sysnet.js';
 import { Netd } from './netd.js';
 import { NetworkCounter } from './network-count.js';
@@ -27,6 +29,11 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
   ctx.zkLog.attach(zk);
   zk.on('connected', (e) => logger.info({ newSession: e.newSession }, 'Zookeeper connected'));
   zk.on('suspended', () => logger.warn('Zookeeper connection lost; the network count stays at its last value'));
+  const exec = createExec(logger.child({ component: 'exec' }));
+  const floating = floatingAddresses(config);
+  const floatingDeps = { addresses: createIpAddresses({ exec }), logger: logger.child({ component: 'floating' }) };
+  // Before the handlers are published: a SetPrimary cannot race the clean-up.
+  await removeLeftovers(floating, floatingDeps);
   const netd = new Netd({
     logger,
     sampler: new NetStatsSampler({
@@ -37,11 +44,11 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
       configured: configuredDevices(config.system.configuration.networking),
     }),
     networks: new NetworkCounter(zk, logger.child({ component: 'networks' })),
-    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties() }),
+    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps) }),
     firewall: new Firewall({
       enabled: config.functions.enable_networking,
       dynamicDirectory: config.system.configuration.directories.dynamic_directory,
-      exec: createExec(logger.child({ component: 'exec' })),
+      exec,
       logger: logger.child({ component: 'firewall' }),
     }),
   });

@@ -1,13 +1,13 @@
 /**
  * netd's primary-only duties, started in this order on takeover and stopped in reverse on
- * relinquish. NONE IS IMPLEMENTED YET: the list is empty, so SetPrimary only switches the role.
- * Planned (pvc-inventory §4.1/§4.2), each a {@link PrimaryDuty} added here by its issue:
- * upstream floating IP, cluster and storage floating IPs, metadata IP on lo, managed-network
- * gateway IPs, metadata API, dnsmasq per managed network, DNS aggregator.
+ * relinquish (pvc-inventory §4.1/§4.2). Today: the floating addresses (upstream, then cluster and
+ * storage; `floating/`). Planned, each a {@link PrimaryDuty} added here by its issue: metadata IP
+ * on lo, managed-network gateway IPs, metadata API, dnsmasq per managed network, DNS aggregator.
  */
 import type { PrimaryDuty } from '@pvc/rpc';
+import { floatingDuties, type FloatingAddress, type FloatingDeps } from './floating/floating.js';
 
-/** Builds netd's duty list (empty for now). */
-export function netdPrimaryDuties(): PrimaryDuty[] {
-  return [];
+/** Builds netd's duty list. */
+export function netdPrimaryDuties(floating: readonly FloatingAddress[], deps: FloatingDeps): PrimaryDuty[] {
+  return [...floatingDuties(floating, deps)];
 }

@@ -146,6 +146,34 @@ test('primary lease: a primary whose keepalive is older than the lease drops its
   await r.stop();
 });
 
+test('while primary the duties are asked for again every interval (a restarted netd gets them back); a handover never sees an `on` after its `off`', async () => {
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1', reassertEveryMs: 1_000 });
+  await r.clock.advance(3_500);
+  const hv1 = co(r, 'hv1');
+  const ons = duties(hv1).filter(([on]) => on === true).length;
+  assert.ok(ons >= 3, `takeover + re-assertions: ${ons}`);
+  assert.ok(hv1.peers.callsOf('setPrimaryDuties').some((c) => c.args[1] === 'primary (re-asserted)'));
+  // Handover to hv2 while a slow re-assertion is in flight (started at +4 s, answered at +4.9 s)
+  // and the switch-off is fast: hv1's `off` must still be the last to land, hv2 on after it.
+  hv1.peers.knobs.latencyMs = { setPrimaryDuties: 900 };
+  await r.clock.advance(600);
+  assert.ok(hv1.peers.callsOf('setPrimaryDuties').some((c) => c.done === undefined), 'a re-assertion is in flight');
+  hv1.peers.knobs.latencyMs = { setPrimaryDuties: 100 };
+  await r.writer.write([[paths.config.primaryNode, 'hv2']]);
+  await r.clock.advance(5_000);
+  const calls = duties(hv1);
+  assert.equal(calls.at(-1)?.[0], false, `hv1's last duty call is off: ${JSON.stringify(calls)}`);
+  const offDone = calls.at(-1)?.[2] ?? Infinity;
+  for (const [on, , done] of calls.slice(0, -1)) assert.ok(on === true && (done ?? Infinity) <= offDone);
+  assert.equal(hv1.peers.dutiesOn, false);
+  const hv2On = duties(co(r, 'hv2')).find(([on]) => on === true);
+  assert.ok(hv2On && hv2On[1] >= offDone, 'hv2 on only after hv1 off');
+  assert.deepEqual(r.order.filter((o) => o.includes('off') || o.startsWith('hv2')).slice(0, 2), ['hv1 duties off', 'hv2 duties on']);
+  await r.clock.advance(3_000);
+  assert.equal(duties(hv1).at(-1)?.[0], false, 'no re-assertion once secondary');
+  await r.stop();
+});
+
 test('primary_node naming a fenced coordinator counts as vacant: a live coordinator takes over', async () => {
   const r = await rig(['hv1', 'hv2', 'hv3'], { primary: 'hv1', start: false });
   await r.writer.write([[paths.node('hv1').daemonState, 'fenced']]);

@@ -37,6 +37,12 @@ export interface ElectionDeps {
    * Absent: no lease (only session expiry drops the duties).
    */
   lease?: { readonly ownSilentForMs: () => number; readonly ms: number };
+  /**
+   * While primary, the duties are asked for again this often (a no-op for a service already
+   * primary): a netd or cephd that restarted starts secondary and would otherwise run no duty
+   * (no floating address) until the next handover. Absent: never re-asserted.
+   */
+  reassertEveryMs?: number;
 }
 
 /**
@@ -105,6 +111,9 @@ export class PrimaryElection {
   /** Why the current relinquish began (sent with each retry), and the switch-off in progress (one at a time). */
   private relinquishReason = '';
   private switchingOff: Promise<DutiesOffVerdict | undefined> | undefined;
+  /** A re-assertion of the duties in flight: a switch-off waits for it, so its `on` never lands after the `off`. */
+  private reasserting: Promise<void> | undefined;
+  private reassertFailing = false;
   /** Our keepalive is older than the lease: no takeover, no claim. */
   private leaseOut = false;
 
@@ -119,6 +128,8 @@ export class PrimaryElection {
     const unsubs = this.watchAll();
     const lease = this.deps.lease;
     if (lease) unsubs.push(this.deps.clock.every(leaseCheckMs(lease.ms), () => this.checkLease(lease), signal));
+    const every = this.deps.reassertEveryMs;
+    if (every !== undefined) unsubs.push(this.deps.clock.every(every, () => this.reassert(every, signal), signal));
     try {
       while (!signal.aborted) {
         if (!this.dirty) await this.sleepUntilDirty(signal);
@@ -300,10 +311,27 @@ export class PrimaryElection {
     if (!this.stopping) throw new DutiesNotConfirmedError(verdict.reason);
   }
 
+  /** While primary (and not switching off), asks the services for the duties again. */
+  private reassert(everyMs: number, signal: AbortSignal): void {
+    if (this.router !== 'primary' || this.stopping || this.switchingOff || this.reasserting || this.leaseOut) return;
+    const { peers, logger } = this.deps;
+    this.reasserting = peers.setPrimaryDuties(true, 'primary (re-asserted)', { deadlineMs: Math.min(everyMs, 5_000), signal }).then(
+      () => {
+        if (this.reassertFailing) logger.info('the primary duties are confirmed on again');
+        this.reassertFailing = false;
+      },
+      (err: unknown) => {
+        if (!this.reassertFailing && !signal.aborted) logger.warn({ err: describeError(err) }, 'the primary duties could not be re-asserted (a service down?); asking again every interval');
+        this.reassertFailing = true;
+      },
+    ).finally(() => (this.reasserting = undefined));
+  }
+
   /** Bounded switch-off (`duties-off.ts`), one at a time; `undefined` when `signal` cut it short. */
   private dutiesOff(reason: string, signal?: AbortSignal): Promise<DutiesOffVerdict | undefined> {
     const { peers, clock, logger, events, self } = this.deps;
-    this.switchingOff ??= switchDutiesOff({ peers, clock, logger }, reason, signal).then((r) => {
+    const pending = this.reasserting ?? Promise.resolve();
+    this.switchingOff ??= pending.then(() => switchDutiesOff({ peers, clock, logger }, reason, signal)).then((r) => {
       if (r.kind === 'aborted') return undefined;
       if (r.kind === 'stopped') events({ kind: 'primary-duties', node: self, on: false, reason });
       return dutiesOffVerdict(r);

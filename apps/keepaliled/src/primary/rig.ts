@@ -85,7 +85,10 @@ export interface Rig {
 /** Seeds the cluster and builds one election per coordinator (running unless `start: false`). */
 export async function rig(
   names: string[],
-  opts: { primary?: string; routers?: Record<string, string>; start?: boolean; lease?: { ms: number; silentForMs: (name: string) => number } } = {},
+  opts: {
+    primary?: string; routers?: Record<string, string>; start?: boolean;
+    lease?: { ms: number; silentForMs: (name: string) => number }; reassertEveryMs?: number;
+  } = {},
 ): Promise<Rig> {
   const clock = new VirtualClock(T0);
   const server = new FakeZkServer({ clock });
@@ -104,6 +107,7 @@ export async function rig(
       self: name, coordinators: names, zk, clock, logger, events: (e) => events.push(e), peers,
       primaryKeys: () => [[paths.config.migrationTargetSelector, 'mem']], mayContend: () => coord.contend,
       ...(opts.lease && { lease: { ms: opts.lease.ms, ownSilentForMs: () => opts.lease!.silentForMs(name) } }),
+      ...(opts.reassertEveryMs !== undefined && { reassertEveryMs: opts.reassertEveryMs }),
     });
     c[name] = coord;
   }
