@@ -56,7 +56,7 @@ async function keepLogs(cluster: Cluster): Promise<void> {
 }
 
 /** The victim must not be the ZK leader: restart its server until another one leads (returns restarts). */
-async function victimNotLeader(cluster: Cluster, victim: ClusterHost): Promise<number> {
+export async function victimNotLeader(cluster: Cluster, victim: ClusterHost): Promise<number> {
   for (let restarts = 0; restarts < 5; restarts++) {
     const leader = (await cluster.zk.status()).find((s) => s.mode === 'leader')?.host;
     if (leader !== victim.name) return restarts;

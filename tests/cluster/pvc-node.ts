@@ -23,6 +23,11 @@ export interface PvcNodeSettings {
   /** Health plugin period, s (default 15, the original's). */
   monitoringInterval?: number;
   vmShutdownTimeout?: number;
+  /**
+   * `suicide_intervals` (default 0: off). When on, the suicide command resets the host through its
+   * own BMC and first appends a line to {@link suicideMarker}; the peer check is on (default port).
+   */
+  suicideIntervals?: number;
 }
 
 /** Where one host's node services keep their files (inside the host's own directory). */
@@ -61,10 +66,19 @@ export function staleBuilds(): string[] {
   return pkgs.filter((p) => newest(join(ROOT, p, 'src'), /\.ts$/) > newest(join(ROOT, p, 'dist'), /\.js$/) + 1000);
 }
 
+/**
+ * The file the suicide command appends one line to (`<epoch ms> <host> suicide`) before it resets
+ * the host: a test sees that the suicide fired, and when, even though the reset kills the services.
+ */
+export function suicideMarker(host: ClusterHost): string {
+  return join(pvcDirs(host).root, 'suicide.log');
+}
+
 /** A script that resets this host through its own BMC: the suicide command (never sysrq on this machine). */
 function writeSuicideScript(host: ClusterHost): string {
   const file = join(pvcDirs(host).root, 'suicide.sh');
-  writeFileSync(file, `#!/bin/sh\nexec ipmitool ${ipmitoolArgs(host.ipmi, ['chassis', 'power', 'reset']).map(shq).join(' ')}\n`, { mode: 0o700 });
+  const ipmi = ipmitoolArgs(host.ipmi, ['chassis', 'power', 'reset']).map(shq).join(' ');
+  writeFileSync(file, `#!/bin/sh\necho "$(date +%s%3N) ${host.name} suicide" >>${shq(suicideMarker(host))}\nexec ipmitool ${ipmi}\n`, { mode: 0o700 });
   chmodSync(file, 0o700);
   return file;
 }
@@ -87,7 +101,7 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
     ['pvc.database.zookeeper.port', cluster.zk.servers[0]!.clientPort],
     ['pvc.system.fencing.intervals.keepalive_interval', s.keepaliveInterval],
     ['pvc.system.fencing.intervals.fence_intervals', s.fenceIntervals],
-    ['pvc.system.fencing.intervals.suicide_intervals', 0],
+    ['pvc.system.fencing.intervals.suicide_intervals', s.suicideIntervals ?? 0],
     ['pvc.system.fencing.actions.successful_fence', s.successfulFence ?? 'migrate'],
     ['pvc.system.fencing.actions.failed_fence', 'None'],
     ['pvc.system.fencing.ipmi.host', host.ipmi.host],

@@ -37,13 +37,21 @@ function serviceControl(
   host: HostPlan,
   hostExec: HostExec,
   isOn: () => Promise<boolean>,
-): Pick<ClusterHost, 'startService' | 'stopService' | 'restartService'> {
-  const pidOf = async (name: string): Promise<string> =>
-    (await readFile(join(host.dirs.root, 'run', 'svc', `${name}.pid`), 'utf8').catch(() => '')).trim();
+): Pick<ClusterHost, 'startService' | 'stopService' | 'restartService' | 'killService'> {
+  const pidFile = (name: string): string => join(host.dirs.root, 'run', 'svc', `${name}.pid`);
+  const pidOf = async (name: string): Promise<string> => (await readFile(pidFile(name), 'utf8').catch(() => '')).trim();
   const launch = async (name: string, file: string): Promise<void> => {
     const log = join(host.dirs.log, `${name}.log`);
     const r = await hostExec('bash', ['-c', 'setsid -f bash "$1" </dev/null >>"$2" 2>&1', 'start', file, log]);
     if (r.exitCode !== 0) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: cannot start ${name}: ${r.stderr.trim()}`);
+  };
+  const kill = async (name: string): Promise<void> => {
+    const pid = await pidOf(name);
+    if (!pid) return;
+    const r = await hostExec('bash', ['-c', KILL_AND_WAIT, 'kill', pid]);
+    if (r.exitCode !== 0) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: ${name} (pid ${pid}) survived SIGKILL`);
+    // The pid is free again: a later kill must not hit whatever process reuses it.
+    await rm(pidFile(name), { force: true });
   };
   return {
     async startService(spec: ServiceSpec) {
@@ -55,13 +63,10 @@ function serviceControl(
       const dir = join(host.dirs.root, 'services');
       const file = (await readdir(dir).catch(() => [] as string[])).find((f) => f.replace(/^\d\d-/, '') === `${name}.sh`);
       if (!file) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: no service "${name}" to restart`);
-      const pid = await pidOf(name);
-      if (pid) {
-        const r = await hostExec('bash', ['-c', KILL_AND_WAIT, 'kill', pid]);
-        if (r.exitCode !== 0) throw new ClusterError('CLUSTER_SERVICE', `${host.name}: ${name} (pid ${pid}) survived SIGKILL`);
-      }
+      await kill(name);
       await launch(name, join(dir, file));
     },
+    killService: kill,
     async stopService(name: string) {
       await removeService(host, name);
       const pid = await pidOf(name);

@@ -101,6 +101,11 @@ export interface ClusterHost {
   stopService(name: string): Promise<void>;
   /** Kills a running service (SIGKILL, like a crash) and starts it again now; still started at boot. */
   restartService(name: string): Promise<void>;
+  /**
+   * Kills a running service (SIGKILL, like a crash) and waits until it is gone; it stays stopped
+   * until `restartService` (or the next power-on) starts it again. E.g. a Zookeeper outage.
+   */
+  killService(name: string): Promise<void>;
   /** Resolves once libvirtd on this host answers over TCP. */
   waitForLibvirt(timeoutMs?: number): Promise<void>;
 }
