@@ -42,10 +42,20 @@ export class GrpcPeers implements Peers {
     return this.vmd.stopAll({ reason }, opts);
   }
 
-  /** Both services must confirm; netd first (floating IPs), then cephd. */
+  /**
+   * Both services must confirm. On: netd, then cephd (a failure stops there; the takeover is retried). Off: both are asked
+   * even when netd fails (a duty of cephd must not stay on because netd is down); the first
+   * failure is then thrown, naming its service.
+   */
   async setPrimaryDuties(on: boolean, reason: string, opts: PeerCallOptions): Promise<void> {
-    await this.netdRole.setPrimary({ primary: on, reason }, opts);
-    await this.cephdRole.setPrimary({ primary: on, reason }, opts);
+    if (on) {
+      await this.netdRole.setPrimary({ primary: on, reason }, opts);
+      await this.cephdRole.setPrimary({ primary: on, reason }, opts);
+      return;
+    }
+    const netd = await this.netdRole.setPrimary({ primary: false, reason }, opts).then(() => undefined, (err: unknown) => ({ err }));
+    await this.cephdRole.setPrimary({ primary: false, reason }, opts);
+    if (netd) throw netd.err;
   }
 
   flushRbdLocks(images: readonly string[], opts: PeerCallOptions) {
