@@ -148,6 +148,7 @@ export class Reconciler {
     // Taken before listing: a job that ends while libvirt is listed may have created a domain the
     // list missed; its VM stays busy for this pass (the job's end triggers the next one).
     const busy = new Set([...this.starts.busy, ...(this.deps.migrations?.busy ?? [])]);
+    const listFrom = this.deps.clock.now();
     try {
       this.observed = new Map((await this.deps.hv.list()).map((d) => [d.uuid, d]));
       if (this.libvirtDown !== undefined) this.deps.logger.info('libvirt answers again');
@@ -170,6 +171,8 @@ export class Reconciler {
       nowMs: this.deps.clock.now(), shutdownTimeoutMs: this.deps.shutdownTimeoutMs, busy,
     });
     this.logOnce(actions);
+    const starts = actions.filter((a) => a.kind === 'start').length;
+    if (starts > 0) this.deps.logger.debug({ starts, busy: busy.size, listMs: this.deps.clock.now() - listFrom }, 'pass: starts planned');
     // A failed action is retried by the next periodic pass (resyncMs is the backoff), not at once.
     const results = await applyActions(actions, { ...this.deps, shutdowns: this.shutdowns, starts: this.starts });
     this.deps.onObserved?.(desired, this.observed);

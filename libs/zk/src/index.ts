@@ -21,6 +21,7 @@ export { LOCK_RECIPES, findPredecessor, sortContenders } from './lock-naming.js'
 export { connectZk, connectionString, RealZkClient, DEFAULT_ZK_PORT } from './real/connect.js';
 export type { ConnectOptions } from './real/connect.js';
 export type { SessionCredentials } from './real/node-session.js';
+export { READ_TIMEOUT_CAP_MS } from './real/read-timeout.js';
 export { ZkLogSink, appendTrimmed } from './log-sink.js';
 export type { ZkLogSinkOptions, ZkLogSinkState, ZkLogSinkStats } from './log-sink.js';
 export * from './server-settings.js';

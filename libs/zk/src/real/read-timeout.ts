@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Client } from 'node-zookeeper-client';
+import zookeeper, { type Client } from 'node-zookeeper-client';
 import type { Clock } from '@pvc/runtime';
 
 /** The part of the library's (unexported) connection manager used here: its current socket. */
@@ -13,12 +13,29 @@ export function dropSocket(client: Client): void {
 }
 
 /**
+ * A server that has been silent this long is left (unless two thirds of the session timeout is
+ * shorter): the library pings only every third of the session timeout (3.3 s at 10 s), so without
+ * our own probe a client on a server that died silently went blind for 6.7 s — a vmd whose session
+ * sat on a failed host's server saw its recovered VMs' `state=start` 4–5 s late (failover bench).
+ * A drop costs little: the session and its watches move to another server.
+ */
+export const READ_TIMEOUT_CAP_MS = 2_000;
+
+/** Options of {@link watchReadTimeout}. */
+export interface ReadTimeoutOptions {
+  /** Silence after which the connection is dropped (default: min(2/3 session, {@link READ_TIMEOUT_CAP_MS})). */
+  deadAfterMs?: number;
+}
+
+/**
  * node-zookeeper-client pings an idle server every third of the session timeout but never gives up
  * waiting for the answer (its read timeout is commented out). A server that goes silent without
  * closing the connection (pulled cable, host powered off) leaves the client "connected" until TCP
  * gives up, ~15 minutes: no watch fires, no call returns. Like the Java client, drop the connection
- * when nothing was read for two thirds of the session timeout; the library then moves on to the next
- * server (DISCONNECTED → suspended; the session survives if another server is reached in time).
+ * when nothing was read for a while (`deadAfterMs`); the library then moves on to the next server
+ * (DISCONNECTED → suspended; the session survives if another server is reached in time). So that a
+ * healthy idle server is never silent that long, an `exists` is sent as a probe once nothing was
+ * read for a third of it (the library's own pings come too rarely for a short bound).
  *
  * The same holds for the handshake: once TCP is up the library clears its connect timer and waits
  * for the ConnectResponse without bound, so a server that accepts the connection but does not
@@ -26,10 +43,12 @@ export function dropSocket(client: Client): void {
  * client bounds the handshake too; here the same read timeout applies to any open socket.
  * Returns the function that stops the check.
  */
-export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => boolean): () => void {
+export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => boolean, opts: ReadTimeoutOptions = {}): () => void {
   const ac = new AbortController();
   let socket: Socket | undefined;
   let lastRead = clock.now();
+  let probedAt = 0;
+  const deadAfter = (): number => opts.deadAfterMs ?? Math.min((client.getSessionTimeout() * 2) / 3, READ_TIMEOUT_CAP_MS);
   const check = (): void => {
     const current = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager?.socket;
     if (current !== socket) {
@@ -38,11 +57,21 @@ export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => bo
       socket?.on('data', () => (lastRead = clock.now()));
       return;
     }
-    if (socket && isAlive() && clock.now() - lastRead > (client.getSessionTimeout() * 2) / 3) socket.destroy();
+    if (!socket || !isAlive()) return;
+    const silent = clock.now() - lastRead;
+    if (silent > deadAfter()) {
+      socket.destroy();
+      return;
+    }
+    // Only once the handshake is done (a request before it would be queued, not sent).
+    if (silent > deadAfter() / 3 && probedAt < lastRead && client.getState() === zookeeper.State.SYNC_CONNECTED) {
+      probedAt = clock.now();
+      client.exists('/zookeeper', () => undefined);
+    }
   };
   const loop = async (): Promise<void> => {
     while (!ac.signal.aborted) {
-      await clock.sleep(Math.max(100, Math.floor(client.getSessionTimeout() / 10)), ac.signal);
+      await clock.sleep(Math.max(50, Math.floor(deadAfter() / 8)), ac.signal);
       check();
     }
   };
