@@ -22,7 +22,6 @@
  *   UV_THREADPOOL_SIZE=16 node --conditions=development --import tsx bench/vm-start.ts --burst \
  *     [--guests 10] [--gap 5] [--runs 3] [--vmd-uv 16]
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +32,7 @@ import { connectZk, newDomainObject, newNodeObject, paths } from '@pvc/zk';
 import { createCluster, missingPrerequisites, waitFor } from '../tests/cluster/harness/index.js';
 import { startVmdProcess } from '../tests/integration/vmd/vmd-process.js';
 import { burstName, startBurstRig, type BurstRig } from '../tests/integration/vmd/burst-rig.js';
+import { lifecycleEvents } from '../tests/support/lifecycle-events.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,31 +44,6 @@ const RUNS = Number(values.runs ?? (values.burst ? 3 : 50));
 const VMD_UUID = '000000b1-1111-2222-3333-444444444444';
 const DIRECT_UUID = '000000b2-1111-2222-3333-444444444444';
 const sleep = (ms: number): Promise<void> => realClock.sleep(ms);
-
-/** Arrival times of `Started`/`Stopped` lifecycle events per domain name, from `virsh event --loop`. */
-function eventStream(uri: string) {
-  const child = spawn('virsh', ['-c', uri, 'event', '--loop', '--event', 'lifecycle'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const waiters: { name: string; what: string; resolve: (t: number) => void }[] = [];
-  let buf = '';
-  child.stdout.on('data', (d: Buffer) => {
-    const t = performance.now();
-    buf += d.toString();
-    const lines = buf.split('\n');
-    buf = lines.pop() ?? '';
-    for (const line of lines) {
-      const m = /for domain '([^']+)': (\w+)/.exec(line);
-      if (!m) continue;
-      for (const w of waiters.splice(0)) {
-        if (w.name === m[1] && w.what === m[2]) w.resolve(t);
-        else waiters.push(w);
-      }
-    }
-  });
-  return {
-    next: (name: string, what: string): Promise<number> => new Promise((resolve) => waiters.push({ name, what, resolve })),
-    close: () => child.kill('SIGTERM'),
-  };
-}
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -84,7 +59,7 @@ async function main(): Promise<void> {
   const zk = await connectZk({ hosts: cluster.zk.connectString.split(','), clock: realClock });
   const vmd = startVmdProcess({ dir, node: 'hv1', hosts: { hv1: hv1.clusterIp }, libvirtUri: hv1.libvirtUri });
   const lv = new Libvirt({ uri: hv1.libvirtUri });
-  const events = eventStream(hv1.libvirtUri);
+  const events = lifecycleEvents(hv1.libvirtUri);
   try {
     for (const p of [paths.nodes, paths.domains]) await zk.ensurePath(p);
     const n = newNodeObject({ name: 'hv1', daemonMode: 'coordinator', nowMs: realClock.now(), staticData: '2 6.1 debian x86_64', pvcVersion: '0', ipmi: { hostname: '', username: '', password: '' } });

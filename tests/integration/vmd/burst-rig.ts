@@ -6,12 +6,12 @@
  * (`virsh event --loop`). Used by the vmd integration test and `bench/vm-start.ts --burst`.
  * Root only. Every guest is destroyed and every process stopped by {@link BurstRig.destroy}.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '@pvc/runtime';
 import { connectZk, newDomainObject, newNodeObject, paths, type ZkClient } from '@pvc/zk';
+import { lifecycleEvents } from '../../support/lifecycle-events.js';
 import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 import { LibvirtTestDaemon } from './libvirtd.js';
@@ -158,24 +158,6 @@ async function seed(zk: ZkClient, lv: LibvirtTestDaemon, guests: number): Promis
     const d = newDomainObject({ uuid: burstUuid(i), name: burstName(i), node: 'hv2', state: 'start', xml: lv.guestXml(burstName(i), { uuid: burstUuid(i) }) });
     await zk.createObject(d.root, d.entries);
   }
-}
-
-/** Arrival time (performance.now) of each domain's latest `Started` event. */
-function lifecycleEvents(uri: string) {
-  const child = spawn('virsh', ['-c', uri, 'event', '--loop', '--event', 'lifecycle'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const started = new Map<string, number>();
-  let buf = '';
-  child.stdout.on('data', (d: Buffer) => {
-    const t = performance.now();
-    buf += d.toString();
-    const lines = buf.split('\n');
-    buf = lines.pop() ?? '';
-    for (const line of lines) {
-      const m = /for domain '([^']+)': Started/.exec(line);
-      if (m?.[1]) started.set(m[1], t);
-    }
-  });
-  return { started, clear: () => started.clear(), close: () => void child.kill('SIGTERM') };
 }
 
 function loggedStarts(output: string): LoggedStart[] {

@@ -75,7 +75,7 @@ describe('real ZooKeeper: a server that goes silent', () => {
     client.on('connected', (e) => events.push(e.newSession ? 'connected:new' : 'connected:same'));
     await client.create('/rt', 'x');
     await realClock.sleep(8_000);
-    assert.deepEqual(events, [], 'a healthy idle connection was dropped (the probe did not keep it alive)');
+    assert.deepEqual([...events], [], 'a healthy idle connection was dropped (the probe did not keep it alive)');
     const held = a.holding ? a : b;
     const t0 = realClock.now();
     held.frozen = true;
