@@ -9,6 +9,12 @@
  *
  * Run: node --conditions=development --import tsx bench/services.ts [--runs 5] [--idle 20]
  * Needs the build (scripts/setup.sh) and the zookeeper package. No root needed.
+ *
+ * `--networking` (root; issue 11 item 5): the same start-up with real host networking, in a
+ * throwaway network namespace (the bench re-runs itself there, Zookeeper included) holding a veth
+ * pair `ens4`/`ens4p`, with the sample's networking section (cluster and storage `by-id` on ens4):
+ * the first start creates `brcluster` and checks and adds the addresses (duplicate-address check
+ * included), netd loads its nftables ruleset; the restarts find them in place. No footprint.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -19,10 +25,15 @@ import { paths, type ZkClient } from '@pvc/zk';
 import { ZkTestServer } from '../tests/support/zk-server.js';
 import { freePort } from '../tests/support/ports.js';
 import { initClusterTree, supervisorConfig, zkClient } from '../tests/integration/supervisor/support.js';
+import { sampleDoc } from '@pvc/config/testing';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 const MAIN = join(ROOT, 'apps/supervisor/dist/main.js');
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '20' }, networking: { type: 'boolean', default: false } },
+});
+const NETWORKING = values.networking === true;
+const NS = process.env.PVC_BENCH_NETNS;
 const RUNS = Number(values.runs);
 const IDLE_S = Number(values.idle);
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
@@ -88,7 +99,7 @@ function sample(pid: number): Sample {
 async function startOnce(cfg: string, zk: ZkClient): Promise<{ child: ChildProcess; initMs: number; runMs: number }> {
   await zk.write([[paths.node('hv1').daemonState, 'stop']]).catch(() => undefined);
   const t0 = performance.now();
-  const child = spawn(process.execPath, [MAIN, '--config', cfg, '--external-services'], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [MAIN, '--config', cfg, '--external-services'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const tInit = await waitValue(zk, paths.node('hv1').daemonState, 'init', 30_000);
   const tRun = await waitValue(zk, paths.node('hv1').daemonState, 'run', 30_000);
   return { child, initMs: tInit - t0, runMs: tRun - t0 };
@@ -107,7 +118,17 @@ async function main(): Promise<void> {
   const zk = await zkClient(server.port);
   try {
     await initClusterTree(zk);
-    const cfg = supervisorConfig(dir, server.port, await freePort(), [['pvc.system.configuration.logging.stdout_logging', false]]);
+    const sample = sampleDoc() as { pvc: { coordinator: unknown; cluster: { networks: unknown }; system: { configuration: { networking: unknown } } } };
+    const networking: [string, unknown][] = NETWORKING
+      ? [
+          ['pvc.functions.enable_networking', true],
+          ['pvc.coordinator', sample.pvc.coordinator],
+          ['pvc.cluster.networks', sample.pvc.cluster.networks],
+          ['pvc.system.configuration.networking', sample.pvc.system.configuration.networking],
+          ['pvc.system.configuration.networking.sriov_enable', false],
+        ]
+      : [];
+    const cfg = supervisorConfig(dir, server.port, await freePort(), [['pvc.system.configuration.logging.stdout_logging', false], ...networking]);
     const bare = Array.from({ length: 5 }, bareNodeStartMs);
     const first = await startOnce(cfg, zk);
     await stop(first.child);
@@ -126,7 +147,11 @@ async function main(): Promise<void> {
     console.log(`first start → init / run           ${first.initMs.toFixed(0)} / ${first.runMs.toFixed(0)} ms`);
     console.log(`restart → init (median)            ${median(restarts.map((r) => r.initMs)).toFixed(0)} ms`);
     console.log(`restart → run  (median, max)       ${runMs.toFixed(0)} ms, ${Math.max(...restarts.map((r) => r.runMs)).toFixed(0)} ms  (target < 3000 ms; ${(runMs / bareMs).toFixed(1)}× a bare node start)`);
-    await footprint(last as ChildProcess);
+    if (NETWORKING) {
+      const addrs = spawnSync('ip', ['-br', '-4', 'address', 'show', 'dev', 'brcluster'], { encoding: 'utf8' }).stdout.trim();
+      const nft = spawnSync('nft', ['list', 'tables'], { encoding: 'utf8' }).stdout.trim().replace(/\n/g, ', ');
+      console.log(`host networking (in namespace ${NS}): ${addrs || 'brcluster missing!'}; nft tables: ${nft || 'none!'}`);
+    } else await footprint(last as ChildProcess);
     await stop(last as ChildProcess);
   } finally {
     await zk.close();
@@ -164,6 +189,29 @@ async function footprint(supervisor: ChildProcess): Promise<void> {
   console.log(`${'all five services'.padEnd(26)} ${fmt(total.rss)}   ${fmt(total.pss)}   ${fmt(total.anon)}`);
   console.log(`memory of the five together (sum of PSS: shared pages counted once) ${total.pss.toFixed(0)} MiB = ${(total.pss * 1.048576).toFixed(0)} MB (target < 250 MB); sum of RSS ${total.rss.toFixed(0)} MiB counts the shared node binary five times; ${(total.pss / baseline).toFixed(1)}× one bare node process's RSS`);
 }
+
+/** Runs this bench again inside a fresh network namespace with a veth pair ens4/ens4p (root). */
+function inNamespace(): number {
+  const ns = `pvc-bench-${process.pid}`;
+  const ip = (...args: string[]): void => {
+    const r = spawnSync('ip', args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
+  };
+  ip('netns', 'add', ns);
+  try {
+    ip('-n', ns, 'link', 'set', 'lo', 'up');
+    ip('-n', ns, 'link', 'add', 'ens4', 'type', 'veth', 'peer', 'name', 'ens4p');
+    ip('-n', ns, 'link', 'set', 'ens4p', 'up');
+    const r = spawnSync('ip', ['netns', 'exec', ns, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+      stdio: 'inherit', env: { ...process.env, PVC_BENCH_NETNS: ns },
+    });
+    return r.status ?? 1;
+  } finally {
+    spawnSync('ip', ['netns', 'del', ns]);
+  }
+}
+
+if (NETWORKING && NS === undefined) process.exit(inNamespace());
 
 await main().then(
   () => process.exit(0),
