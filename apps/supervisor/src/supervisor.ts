@@ -31,11 +31,22 @@ export interface SupervisorDeps extends BringUpDeps {
   readonly shutdownRequested: Promise<string>;
   /** Called with the child group once it runs (main.ts forwards SIGHUP to it). */
   readonly onChildren?: (group: ChildGroup) => void;
+  /**
+   * Starts writing the node log (`/logs/<node>/messages`) through the session, called once the node
+   * is registered: before that the cluster may not be initialised, and a `/logs` key written into it
+   * would make `pvc cluster init` refuse (lines are buffered until then).
+   */
+  readonly attachLog?: (zk: ZkClient) => void;
   /** Writes the buffered node log lines to Zookeeper before the session is closed. */
   readonly flushLog?: () => Promise<void>;
 }
 
 async function safeState(d: SupervisorDeps, zk: ZkClient, state: 'shutdown' | 'stop'): Promise<void> {
+  // Without a session a write waits out its deadline (seconds per state) while the node stops.
+  if (zk.state !== 'connected') {
+    d.logger.error({ state, zk: zk.state }, `could not write daemon state ${state}: no ZK session`);
+    return;
+  }
   try {
     await writeDaemonState(zk, d.config.node, state);
     d.logger.info({ state }, `daemon state ${state}`);
@@ -102,6 +113,7 @@ export async function runSupervisor(d: SupervisorDeps): Promise<void> {
   try {
     const r = await bringUp(d);
     zk = r.zk;
+    d.attachLog?.(zk);
     d.logger.info({ registration: r.registration, rounds: r.rounds, elapsedMs: d.clock.now() - t0 }, 'node registered: daemon state init');
   } catch (err) {
     if (err instanceof AbortedError) return void d.logger.info('shutdown requested during bring-up');

@@ -45,6 +45,27 @@ describe('supervisor modes and Zookeeper availability (real Zookeeper)', () => {
     }
   });
 
+  test('Zookeeper gone while running: SIGTERM stops everything within 10 s, saying what was not written', { timeout: 90_000 }, async () => {
+    const tmp = tempDir('pvc-sup-zkgone-');
+    const sup = spawnSupervisor(supervisorConfig(tmp.dir, tree.server.port, await freePort(), [['pvc.node', 'hv4']]), ['--external-services']);
+    try {
+      await waitFor('hv4 run', 30_000, async () => ((await tree.client.read(paths.node('hv4').daemonState)) === 'run' ? true : undefined), 50);
+      await tree.server.stop();
+      await waitFor('the supervisor noticed', 15_000, async () => (sup.lines().some((l) => /zk connection lost|session suspended/.test(String(l.msg))) ? true : undefined), 50);
+      const t0 = performance.now();
+      sup.child.kill('SIGTERM');
+      assert.equal(await sup.exited, 0, sup.output().slice(-2000));
+      const ms = performance.now() - t0;
+      // It took 23 s: each shutdown write (daemon states, keepaliled's health) waited out its deadline.
+      assert.ok(ms < 10_000, `exited ${ms.toFixed(0)} ms after SIGTERM`);
+      assert.ok(sup.lines().some((l) => l.msg === 'could not write daemon state stop: no ZK session'), sup.output().slice(-2000));
+    } finally {
+      if (sup.child.exitCode === null) sup.child.kill('SIGKILL');
+      await tree.server.start();
+      tmp.remove();
+    }
+  });
+
   test('Zookeeper down: gives up after --zk-timeout, starts again from the top, registers once it is up', { timeout: 90_000 }, async () => {
     const tmp = tempDir('pvc-sup-zk-');
     await tree.server.stop();

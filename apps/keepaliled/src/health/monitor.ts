@@ -116,7 +116,9 @@ class Monitor implements HealthMonitor {
     await this.loopDone;
     if (wasStarted) {
       await this.cleanupAll();
-      await this.writeSafely('stop', stopPairs(this.deps.node));
+      // Without a session the write could only wait out its deadline (14 s) inside the stop window.
+      if (this.deps.zk.state === 'connected') await this.writeSafely('stop', stopPairs(this.deps.node));
+      else this.log.warn({ zk: this.deps.zk.state }, 'health stop not written to ZK: no ZK session at shutdown');
     }
     this.health = null;
     this.state = 'stopped';
