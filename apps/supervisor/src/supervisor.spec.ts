@@ -100,6 +100,21 @@ test('Zookeeper unreachable: gives up after the bound and starts again from the 
   await run;
 });
 
+test('the node log is attached to the session only once the node is registered: an uninitialised cluster gets no /logs key', async () => {
+  const w = fakeWorld(testConfig(...hypervisorOnly()));
+  const attached: string[] = [];
+  const run = runSupervisor({ ...w.deps, attachLog: () => void attached.push('attached') });
+  await w.clock.advance(5_000);
+  assert.ok(w.lines.some((l) => l.code === 'CLUSTER_NOT_INITIALISED'));
+  assert.deepEqual(attached, [], 'not attached while the tree is not initialised');
+  await initTree(w);
+  await w.clock.advance(2_000);
+  assert.deepEqual(attached, ['attached']);
+  w.requestShutdown('SIGTERM');
+  await w.clock.advance(0);
+  await run;
+});
+
 test('shutdown during bring-up: nothing registered, nothing launched, resolves', async () => {
   const w = fakeWorld(testConfig(...hypervisorOnly()));
   w.zk.reachable = false;

@@ -36,14 +36,12 @@ export function realDeps(ctx: ServiceContext, options: RunOptions, status: Super
     links: createIpLinks(exec),
     makeDirectory,
     services: createSystemServices(exec),
-    connectZk: async (timeoutMs, signal) => {
-      const zk = await connectZk(
+    connectZk: (timeoutMs, signal) =>
+      connectZk(
         { hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock: realClock, logger: logger.child({ component: 'zk' }), opTimeoutMs: 5_000 },
         { timeoutMs, signal },
-      );
-      ctx.zkLog.attach(zk);
-      return zk;
-    },
+      ),
+    attachLog: (zk) => ctx.zkLog.attach(zk),
     flushLog: () => ctx.zkLog.flush(),
     hostFacts: createHostFacts(exec),
     pvcVersion: PVC_VERSION,
