@@ -1,9 +1,10 @@
 /**
  * Observers for cluster tests that run beside the scenario: the "no VM runs on two hosts at once"
  * invariant (every host's libvirtd polled with `virsh list --uuid --state-running`; active domains
- * on two hosts recorded apart), and the Zookeeper quorum.
+ * on two hosts recorded apart), the "no floating address on two hosts at once" invariant (every
+ * host's addresses), and the Zookeeper quorum.
  */
-import { realClock } from '@pvc/runtime';
+import { createExec, realClock } from '@pvc/runtime';
 import { fourLetterWord, HostPoweredOffError, parseMode, quorumFrom } from './harness/index.js';
 import type { ClusterHost, ZkEnsemble, ZkServerStatus } from './harness/index.js';
 
@@ -157,5 +158,126 @@ export class QuorumWatch extends PollingWatch {
       })),
     );
     this.samples.push({ at, quorum: quorumFrom(statuses), modes: statuses.map((s) => `${s.host}=${s.mode}`).join(' ') });
+  }
+}
+
+/** One host's IPv4 addresses as one read saw them: address → interface. */
+type HostAddresses = Map<string, string>;
+
+/** Parses `ip -j -4 address show`: every local IPv4 address with its interface. */
+export function parseIpAddresses(json: string): HostAddresses {
+  const out: HostAddresses = new Map();
+  const links = JSON.parse(json || '[]') as { ifname?: string; addr_info?: { family?: string; local?: string }[] }[];
+  for (const l of links) for (const a of l.addr_info ?? []) if (a.local && (a.family ?? 'inet') === 'inet') out.set(a.local, l.ifname ?? '?');
+  return out;
+}
+
+/** The order {@link FloatingAddressWatch} reads hosts in: all, then all but the last again (every pair gets a sandwich). */
+export function sandwichOrder<T>(hosts: readonly T[]): T[] {
+  return hosts.length < 2 ? [...hosts] : [...hosts, ...hosts.slice(0, -1)];
+}
+
+/**
+ * Whether `ip` was held by one host, then by another, then by the first again in `reads` (in the
+ * order they were taken): both held it at the moment of the middle read. Returns the pair or undefined.
+ */
+export function sandwiched(reads: readonly { host: string; addrs: HostAddresses | undefined }[], ip: string): [string, string] | undefined {
+  const holders = reads.map((r) => (r.addrs?.has(ip) ? r.host : undefined));
+  for (let i = 0; i < holders.length; i++) {
+    const a = holders[i];
+    if (a === undefined) continue;
+    for (let j = i + 1; j < holders.length; j++) {
+      const b = holders[j];
+      if (b === undefined || b === a) continue;
+      if (holders.slice(j + 1).includes(a)) return [a, b];
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The "two hosts never answer for the same floating address" invariant (issue 11): every `everyMs`
+ * one shell reads each host's IPv4 addresses (`ip -n <netns> -j -4 address show`, from the root
+ * namespace: a powered-off host's namespace is read too) one after the other, in
+ * {@link sandwichOrder}, so for every pair of hosts there is a read of A, then B, then A again. A
+ * floating address held by A at the first and third read and by B in between was on both at once:
+ * a `violation`. Two holders in the first pass that no sandwich confirms (a handover between the
+ * reads) are kept apart in `unconfirmed`. `last` is each floating address's holders at the last
+ * poll, `changes` every change of holders (with the interface), for timelines and the start-up check.
+ */
+export class FloatingAddressWatch extends PollingWatch {
+  readonly violations: string[] = [];
+  readonly unconfirmed: string[] = [];
+  /** Polls whose shell failed (e.g. a namespace already gone), with the message. */
+  readonly errors: string[] = [];
+  /** Floating address → hosts holding it at the last poll (first pass), each as `host/interface`. */
+  last = new Map<string, string[]>();
+  readonly changes: { at: number; ip: string; holders: string[] }[] = [];
+  polls = 0;
+  private readonly exec = createExec();
+
+  constructor(private readonly hosts: readonly Pick<ClusterHost, 'name' | 'netns'>[], readonly floating: readonly string[], everyMs = 200) {
+    super(everyMs);
+  }
+
+  /** Reads every host once (in `hosts` order): the holders of each floating address as `host/interface`. */
+  async holders(): Promise<Map<string, string[]>> {
+    const reads = await this.read(this.hosts);
+    return this.holdersOf(reads);
+  }
+
+  /** Fails listing every confirmed double holding (call at the end of a test). */
+  assertNone(): void {
+    if (this.violations.length > 0) {
+      throw new Error(`a floating address was on two hosts at once (${this.violations.length} poll(s)):\n  ${this.violations.slice(0, 20).join('\n  ')}`);
+    }
+  }
+
+  private holdersOf(reads: readonly { host: string; addrs: HostAddresses | undefined }[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const ip of this.floating) {
+      out.set(ip, reads.flatMap((r) => (r.addrs?.has(ip) ? [`${r.host}/${r.addrs.get(ip)!}`] : [])));
+    }
+    return out;
+  }
+
+  private async read(hosts: readonly Pick<ClusterHost, 'name' | 'netns'>[]): Promise<{ host: string; addrs: HostAddresses | undefined }[]> {
+    const script = 'for ns in "$@"; do echo "@@ $ns"; ip -n "$ns" -j -4 address show 2>/dev/null || echo "@@ failed"; done';
+    const r = await this.exec.run('bash', ['-c', script, 'floating', ...hosts.map((h) => h.netns)], { timeoutMs: 5_000 });
+    if (r.exitCode !== 0) throw new Error(`reading the hosts' addresses: exit ${r.exitCode} ${r.stderr.trim()}`);
+    const blocks = r.stdout.split(/^@@ /m).slice(1);
+    return hosts.map((h, i) => {
+      const body = (blocks[i] ?? '').split('\n').slice(1).join('\n').trim();
+      if (!body || body.startsWith('@@ failed')) return { host: h.name, addrs: undefined };
+      try {
+        return { host: h.name, addrs: parseIpAddresses(body) };
+      } catch {
+        return { host: h.name, addrs: undefined };
+      }
+    });
+  }
+
+  protected async poll(): Promise<void> {
+    const t = realClock.now();
+    let reads: { host: string; addrs: HostAddresses | undefined }[];
+    try {
+      reads = await this.read(sandwichOrder(this.hosts));
+    } catch (err) {
+      this.errors.push(`${new Date(t).toISOString()} ${(err as Error).message}`);
+      return;
+    }
+    const stamp = new Date(t).toISOString();
+    const first = reads.slice(0, this.hosts.length);
+    const now = this.holdersOf(first);
+    for (const ip of this.floating) {
+      const pair = sandwiched(reads, ip);
+      if (pair) this.violations.push(`${stamp} ${ip} on ${pair[0]} and ${pair[1]}`);
+      else if (now.get(ip)!.length > 1) this.unconfirmed.push(`${stamp} ${ip} on ${now.get(ip)!.join(' and ')} (not confirmed)`);
+      const before = this.last.get(ip) ?? [];
+      const after = now.get(ip)!;
+      if (before.join() !== after.join()) this.changes.push({ at: t, ip, holders: after });
+    }
+    this.last = now;
+    this.polls++;
   }
 }

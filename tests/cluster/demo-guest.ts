@@ -25,6 +25,14 @@ async function main(name: string, vm: string): Promise<void> {
   const cluster = await openCluster(name);
   const host = cluster.hosts[0];
   if (!host) throw new Error(`cluster "${name}" has no hosts`);
+  const settings = { keepaliveInterval: 2, fenceIntervals: 3 };
+  // Bare links (`cluster-ctl.sh up --bare-links`): the node services' bring-up gives the hosts their
+  // addresses, and only then can the Zookeeper quorum form, so they start first (before `cluster init`).
+  const bare = cluster.bareLinks;
+  if (bare && !(await cluster.zk.hasQuorum())) {
+    for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, settings));
+    await cluster.zk.waitForAllServing(120_000);
+  }
   const zk = await connectZk({ hosts: cluster.zk.connectString.split(','), clock: realClock });
   try {
     const cli = pvcCli(cluster.zk.connectString);
@@ -33,7 +41,8 @@ async function main(name: string, vm: string): Promise<void> {
     const names = cluster.hosts.map((h) => h.name);
     const running = await Promise.all(names.map(async (n) => (await zk.read(paths.node(n).daemonState)) === 'run'));
     if (!running.every(Boolean)) {
-      for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, { keepaliveInterval: 2, fenceIntervals: 3 }));
+      // With bare links they are running already: the quorum needed them.
+      if (!bare) for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, settings));
       await waitNodesRun(zk, names, 120_000);
       for (const n of names) await cli.ok('node', 'ready', n, '--wait', '--wait-timeout', '120');
     }

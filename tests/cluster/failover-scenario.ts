@@ -11,8 +11,8 @@ import { createExec, realClock } from '@pvc/runtime';
 import { connectZk, paths, type ZkClient } from '@pvc/zk';
 import { createCluster, fourLetterWord, ipmitool, waitFor } from './harness/index.js';
 import type { Cluster, ClusterHost } from './harness/index.js';
-import { DoubleRunWatch, QuorumWatch } from './cluster-watch.js';
-import { startPvc, waitNodesRun, waitPrimary, writePvcConfig, type PvcNodeSettings } from './pvc-node.js';
+import { DoubleRunWatch, FloatingAddressWatch, QuorumWatch } from './cluster-watch.js';
+import { floatingAddresses, startPvc, waitFloatingOnPrimary, waitNodesRun, waitPrimary, writePvcConfig, type PvcNodeSettings } from './pvc-node.js';
 import { pvcCli, type PvcCli } from './pvc-cli.js';
 import { consoleOffsets, firstTickAfter, keepaliledEvents, type LogEvent } from './failover-logs.js';
 
@@ -24,10 +24,15 @@ export interface FailoverCluster {
   victim: ClusterHost;
   others: ClusterHost[];
   watch: DoubleRunWatch;
+  /**
+   * Every host's addresses every 200 ms from before the node services start: no floating address
+   * on two hosts at once. `close()` fails when it saw one (after tearing the cluster down).
+   */
+  floating: FloatingAddressWatch;
   quorum: QuorumWatch;
   /** The `pvc` command bound to the ensemble: every cluster action of the scenarios goes through it. */
   cli: PvcCli;
-  /** ms from createCluster to every node `run` with a primary. */
+  /** ms from createCluster to every node `run` with a primary holding the floating addresses. */
   bootMs: number;
   primary: string;
   close(): Promise<void>;
@@ -94,47 +99,61 @@ export async function moveZkClientsOffVictim(fc: FailoverCluster): Promise<numbe
 }
 
 /**
- * Creates the cluster, initialises the ZK tree, starts the supervisor on every host, waits for
- * every node `run` and a primary, marks every node ready. The victim is the last host.
+ * Creates the cluster with bare links, starts the supervisor on every host (its bring-up gives the
+ * hosts their bridges and addresses; the Zookeeper quorum forms once the coordinators have theirs),
+ * initialises the ZK tree, waits for every node `run`, a primary, and the floating addresses on
+ * that primary only, marks every node ready. The victim is the last host. The floating-address
+ * watch runs from before the node services start until `close()`, which fails if it saw a floating
+ * address on two hosts at once.
  */
 export async function startFailoverCluster(
   name: string, settings: PvcNodeSettings, log: (l: string) => void = () => undefined, opts: { hosts?: number } = {},
 ): Promise<FailoverCluster> {
   const t0 = realClock.now();
-  const cluster = await createCluster({ name, hosts: opts.hosts ?? 3, coordinators: 3, log });
+  const cluster = await createCluster({ name, hosts: opts.hosts ?? 3, coordinators: 3, bareLinks: true, log });
   let zk: ZkClient | undefined;
+  const floating = new FloatingAddressWatch(cluster.hosts, Object.values(floatingAddresses(cluster)));
+  floating.start();
   try {
     const victim = cluster.hosts[cluster.hosts.length - 1]!;
+    for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, settings));
+    await cluster.zk.waitForAllServing(120_000);
+    log(`Zookeeper quorum after the node services' bring-up: ${((realClock.now() - t0) / 1000).toFixed(1)} s`);
     const restarts = await victimNotLeader(cluster, victim);
     log(`Zookeeper: ${(await cluster.zk.status()).map((s) => `${s.host}=${s.mode}`).join(' ')}${restarts ? ` (${victim.name}'s server restarted ${restarts}×)` : ''}`);
     // The observer talks to hv1's server only: a session on the victim's server would go blind at the cut.
     zk = await connectZk({ hosts: [cluster.zk.connectString.split(',')[0]!], clock: realClock });
     const cli = pvcCli(cluster.zk.connectString);
     await cli.ok('cluster', 'init', '--name', name);
-    for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, settings));
     const names = cluster.hosts.map((h) => h.name);
     await waitNodesRun(zk, names, 120_000);
     const primary = await waitPrimary(zk, 60_000);
+    await waitFloatingOnPrimary(zk, floating, 30_000);
     for (const n of names) await cli.ok('node', 'ready', n, '--wait', '--wait-timeout', '120');
     const watch = new DoubleRunWatch(cluster.hosts);
     const quorum = new QuorumWatch(cluster.zk);
     watch.start();
     quorum.start();
     const bootMs = realClock.now() - t0;
-    log(`node services up on ${names.join(', ')} in ${(bootMs / 1000).toFixed(1)} s; primary ${primary}`);
+    log(`node services up on ${names.join(', ')} in ${(bootMs / 1000).toFixed(1)} s; primary ${primary} holds the floating addresses`);
     const zkc = zk;
     return {
-      cluster, zk, settings, victim, others: cluster.hosts.slice(0, -1), watch, quorum, cli, bootMs, primary,
+      cluster, zk, settings, victim, others: cluster.hosts.slice(0, -1), watch, floating, quorum, cli, bootMs, primary,
       async close() {
         await watch.stop();
         await quorum.stop();
+        await floating.stop();
         await zkc.close();
         await keepLogs(cluster);
         await cluster.destroy();
+        log(`FloatingAddressWatch: ${floating.polls} polls, ${floating.changes.length} changes of holder, ${floating.violations.length} confirmed on two hosts, ${floating.unconfirmed.length} unconfirmed, ${floating.errors.length} failed reads`);
+        floating.assertNone();
       },
     };
   } catch (err) {
+    await floating.stop();
     await zk?.close().catch(() => undefined);
+    await keepLogs(cluster).catch(() => undefined);
     await cluster.destroy().catch(() => undefined);
     throw err;
   }

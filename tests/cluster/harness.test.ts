@@ -150,3 +150,61 @@ describe('cluster harness [root only: netns, mount/pid namespaces, libvirtd, ipm
     assert.equal(existsSync(c.guest.initrd), true, 'the guest image cache is kept');
   });
 });
+
+describe('cluster harness with bare links [root only]: nothing configured on cluster/storage/upstream, a power-off clears what bring-up set', () => {
+  let cluster: Cluster | undefined;
+  const exec = createExec();
+  const ns = (host: ClusterHost, ...args: string[]): Promise<string> =>
+    exec.run('ip', ['-n', host.netns, ...args]).then((r) => r.stdout);
+  const sysctl = async (host: ClusterHost, key: string): Promise<string> =>
+    (await exec.run('ip', ['netns', 'exec', host.netns, 'sysctl', '-n', key])).stdout.trim();
+
+  before(async () => {
+    assert.deepEqual(missingPrerequisites(), []);
+    cluster = await createCluster({ name: 'pvchb', hosts: 1, coordinators: 1, bareLinks: true });
+  });
+
+  after(async () => {
+    await cluster?.destroy();
+  });
+
+  it('boots with bare, down links (only the BMC link is addressed); libvirtd answers on its local socket', async () => {
+    const hv1 = cluster!.hosts[0]!;
+    assert.equal(cluster!.bareLinks, true);
+    const links = JSON.parse(await ns(hv1, '-j', 'address', 'show')) as { ifname: string; operstate: string; flags: string[]; addr_info: { family: string; local: string }[] }[];
+    for (const name of ['cluster', 'storage', 'upstream']) {
+      const l = links.find((x) => x.ifname === name);
+      assert.ok(l, `link ${name} exists`);
+      assert.deepEqual(l.addr_info.filter((a) => a.family === 'inet'), [], `${name} has no IPv4 address`);
+      assert.ok(!l.flags.includes('UP'), `${name} is down`);
+    }
+    assert.ok(links.find((x) => x.ifname === 'ipmi')?.addr_info.some((a) => a.local === hv1.ipmiIp), 'the BMC link keeps its address');
+    const r = await hv1.exec('virsh', ['-c', 'qemu:///system', 'version']);
+    assert.equal(r.exitCode, 0, r.stderr);
+  });
+
+  it('power-off clears bridges, addresses, the nftables ruleset and the sysctls that bring-up sets; power-on finds bare links again', async () => {
+    const hv1 = cluster!.hosts[0]!;
+    // What the node's bring-up and netd would do, by hand.
+    const script = [
+      'ip link add brcluster type bridge && ip link set cluster master brcluster up && ip link set brcluster up',
+      `ip addr add ${hv1.clusterIp}/24 dev brcluster`,
+      'ip link set upstream mtu 1400 up',
+      `ip addr add ${hv1.upstreamIp}/24 dev upstream`,
+      'nft add table inet filter',
+      'sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.cluster.rp_filter=2',
+    ].join(' && ');
+    const before = [await sysctl(hv1, 'net.ipv4.ip_forward'), await sysctl(hv1, 'net.ipv4.conf.cluster.rp_filter')];
+    const set = await exec.run('ip', ['netns', 'exec', hv1.netns, 'bash', '-c', script]);
+    assert.equal(set.exitCode, 0, set.stderr);
+    await hv1.powerOff();
+    assert.doesNotMatch(await ns(hv1, '-o', 'link', 'show'), /brcluster/);
+    assert.doesNotMatch(await ns(hv1, '-4', '-o', 'address', 'show'), new RegExp(`${hv1.clusterIp}|${hv1.upstreamIp}`));
+    assert.match(await ns(hv1, '-o', 'link', 'show', 'upstream'), /mtu 1500 .*state DOWN/);
+    assert.equal((await exec.run('ip', ['netns', 'exec', hv1.netns, 'nft', 'list', 'ruleset'])).stdout.trim(), '');
+    assert.deepEqual([await sysctl(hv1, 'net.ipv4.ip_forward'), await sysctl(hv1, 'net.ipv4.conf.cluster.rp_filter')], before);
+    assert.match(await ns(hv1, '-4', '-o', 'address', 'show', 'ipmi'), new RegExp(hv1.ipmiIp.replace(/\./g, '\\.')), 'the BMC link is kept');
+    await hv1.powerOn();
+    assert.equal(await hv1.isPoweredOn(), true);
+  });
+});

@@ -10,6 +10,7 @@ import { paths, type ZkClient } from '@pvc/zk';
 import { shq } from './harness/configs.js';
 import { ipmitoolArgs, waitFor } from './harness/index.js';
 import type { Cluster, ClusterHost } from './harness/index.js';
+import type { FloatingAddressWatch } from './cluster-watch.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
 /** Services the supervisor spawns (standalone mode), plus itself. */
@@ -83,20 +84,97 @@ function writeSuicideScript(host: ClusterHost): string {
   return file;
 }
 
-/** Writes the node config of `host` (see the module doc) and returns its path. */
+/** The networks whose node addresses, bridges and floating addresses the node services manage. */
+export const NODE_NETWORKS = ['cluster', 'storage', 'upstream'] as const;
+export type NodeNetwork = (typeof NODE_NETWORKS)[number];
+
+/**
+ * Host number of the floating addresses in each harness /24: hosts are .1–.9, the root namespace
+ * (every bridge, and the upstream gateway) .254, so .250 is nobody's.
+ */
+export const FLOATING_HOST_OCTET = 250;
+
+/** `cluster.networks.<net>.floating_ip` of every node of `cluster` (bare address, no prefix). */
+export function floatingAddresses(cluster: Cluster): Record<NodeNetwork, string> {
+  const of = (net: NodeNetwork): string => cluster.rootIps[net].replace(/\.\d+$/, `.${FLOATING_HOST_OCTET}`);
+  return { cluster: of('cluster'), storage: of('storage'), upstream: of('upstream') };
+}
+
+/**
+ * The networking part of a node config, for a cluster with bare links: the devices are the
+ * harness's links (`cluster`, `storage`, `upstream`), one bridge each (brcluster…), node addresses
+ * `by-id` (host hvN is .N in every /24: exactly the harness plan), the floating addresses
+ * ({@link floatingAddresses}) and the upstream gateway = the root namespace's address on the
+ * upstream bridge (the "world" of the harness), so bring-up also makes the default route.
+ */
+function networkingEdits(cluster: Cluster): [string, unknown][] {
+  const floating = floatingAddresses(cluster);
+  const edits: [string, unknown][] = [['pvc.functions.enable_networking', true]];
+  for (const net of NODE_NETWORKS) {
+    const prefix = cluster.rootIps[net].replace(/\.\d+$/, '');
+    edits.push(
+      [`pvc.cluster.networks.${net}.domain`, `${net}.${cluster.name}.pvc`],
+      [`pvc.cluster.networks.${net}.network`, `${prefix}.0/24`],
+      [`pvc.cluster.networks.${net}.floating_ip`, `${floating[net]}/24`],
+      [`pvc.system.configuration.networking.${net}.device`, net],
+      [`pvc.system.configuration.networking.${net}.mtu`, 1500],
+      [`pvc.system.configuration.networking.${net}.address`, 'by-id'],
+    );
+  }
+  edits.push(
+    ['pvc.cluster.networks.upstream.gateway', cluster.rootIps.upstream],
+    // No SR-IOV and no bridge_device here (no such devices; hostnet does not do them yet).
+    ['pvc.system.configuration.networking.sriov_enable', false],
+    ['pvc.system.configuration.networking.sriov_device', DELETE],
+    ['pvc.system.configuration.networking.bridge_device', DELETE],
+    ['pvc.system.configuration.networking.bridge_mtu', DELETE],
+  );
+  return edits;
+}
+
+/**
+ * Where the stand-ins for the coordinator services the harness does not run live: with networking
+ * on, the supervisor waits (`--external-services`) for FRR (`vtysh -c 'show version'`) and, with
+ * the coordinator databases configured (required with networking), PostgreSQL (`pg_isready`).
+ * Neither runs here (FRR is not installed; nothing in the node services talks to either yet), so
+ * two scripts that answer "ready" come first on the supervisor's PATH — otherwise every boot would
+ * wait out `--service-timeout`.
+ */
+function writeStandIns(host: ClusterHost): string {
+  const dir = join(pvcDirs(host).root, 'stand-ins');
+  mkdirSync(dir, { recursive: true });
+  const script = (what: string, out: string): string =>
+    `#!/bin/sh\n# Stand-in for ${what}, written by tests/cluster/pvc-node.ts: the harness does not run it.\necho "${out}"\n`;
+  writeFileSync(join(dir, 'vtysh'), script("FRR's vtysh", 'FRRouting (stand-in of the test cluster; FRR does not run here)'), { mode: 0o755 });
+  writeFileSync(join(dir, 'pg_isready'), script('PostgreSQL (pg_isready)', '$*: accepting connections (stand-in of the test cluster)'), { mode: 0o755 });
+  return dir;
+}
+
+/**
+ * Writes the node config of `host` (see the module doc) and returns its path. On a cluster with
+ * bare links networking is on ({@link networkingEdits}): the supervisor's bring-up configures the
+ * host's interfaces and netd puts the floating addresses on the primary. On a cluster whose hosts
+ * got their addresses from the harness (the demo's), networking stays off: bring-up must not
+ * build bridges over links that already carry the node's addresses.
+ */
 export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSettings): string {
   const d = pvcDirs(host);
   for (const dir of [d.root, d.run, d.log, d.console]) mkdirSync(dir, { recursive: true });
   const coordinators = cluster.hosts.filter((h) => h.coordinator).map((h) => h.name);
   const pluginDir = join(ROOT, 'apps/keepaliled/dist/health/plugins');
+  const networking: [string, unknown][] = cluster.bareLinks
+    ? networkingEdits(cluster)
+    : [
+        ['pvc.functions.enable_networking', false], // the harness configured the interfaces itself
+        ['pvc.coordinator', DELETE], // no coordinator databases (PostgreSQL) in the harness
+      ];
   const cfg = writeTestConfig(
     d.root,
     ['pvc.node', host.name],
     ['pvc.debug', process.env.PVC_NODE_DEBUG === '1'], // debug logs of every service when set
-    ['pvc.functions.enable_networking', false], // host networking would touch the harness's interfaces
+    ...networking,
     ['pvc.functions.enable_storage', false],
     ['pvc.functions.enable_api', false],
-    ['pvc.coordinator', DELETE], // no coordinator databases (PostgreSQL) in the harness
     ['pvc.cluster.coordinators', coordinators],
     ['pvc.database.zookeeper.port', cluster.zk.servers[0]!.clientPort],
     ['pvc.system.fencing.intervals.keepalive_interval', s.keepaliveInterval],
@@ -133,10 +211,12 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
  */
 export async function startPvc(host: ClusterHost, configPath: string): Promise<void> {
   const { command, args } = supervisorCommand();
+  const path = `${writeStandIns(host)}:${process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'}`;
   await host.startService({
     name: 'pvc',
     command: 'bash',
     args: ['-c', 'cd "$1" && shift && exec "$@"', 'pvc', ROOT, command, ...args, '--config', configPath, '--external-services', '--service-timeout', '30'],
+    env: { PATH: path },
     onBoot: true,
   });
 }
@@ -158,3 +238,18 @@ export async function waitPrimary(zk: ZkClient, timeoutMs: number): Promise<stri
   }, 200);
 }
 
+
+/**
+ * Waits until the primary (`/config/primary_node`, read again each round) holds every floating
+ * address — on the bridge of its network — and no other host holds any (fresh reads of every
+ * host's addresses). Returns the primary. The error names who held what.
+ */
+export async function waitFloatingOnPrimary(zk: ZkClient, floating: Pick<FloatingAddressWatch, 'holders' | 'floating'>, timeoutMs: number): Promise<string> {
+  return waitFor('the floating addresses on the primary only', timeoutMs, async () => {
+    const primary = (await zk.read(paths.config.primaryNode)) ?? 'none';
+    const holders = await floating.holders();
+    const wrong = [...holders].filter(([, hs]) => hs.length !== 1 || !hs[0]!.startsWith(`${primary}/br`));
+    if (primary !== 'none' && wrong.length === 0) return primary;
+    throw new Error(`primary ${primary}; ${[...holders].map(([ip, hs]) => `${ip} on [${hs.join(', ')}]`).join('; ')}`);
+  }, 200);
+}

@@ -2,7 +2,7 @@
  * The demo cluster from a shell (root only):
  *
  *   node --conditions=development --import tsx tests/cluster/harness/cli.ts up [--name pvct] [--hosts 3]
- *        [--coordinators 3] [--work-dir DIR] [--subnet N]
+ *        [--coordinators 3] [--work-dir DIR] [--subnet N] [--bare-links]
  *   … cli.ts status [--name pvct] [--json]
  *   … cli.ts xml <vm-name> [--name pvct] [--memory 128]     domain XML of the tiny guest
  *   … cli.ts down [--name pvct]
@@ -33,6 +33,7 @@ function summary(c: Cluster, seconds: number): string {
   return [
     `Cluster "${c.name}" is up (${seconds.toFixed(1)} s). Work dir ${c.workDir}`,
     ...rows,
+    ...(c.bareLinks ? ['Bare links: these addresses (and Zookeeper\'s quorum) come with the node services\' bring-up (tests/cluster/demo-guest.ts starts them).'] : []),
     `Zookeeper:  ${c.zk.connectString}`,
     `libvirt:    virsh -c ${h1.libvirtUri} list --all        (one URI per host, reachable from every host and from here)`,
     `IPMI:       ipmitool ${ipmitoolArgs(h1.ipmi, ['chassis', 'power', 'status']).join(' ')}`,
@@ -56,6 +57,7 @@ async function up(name: string, v: Record<string, string | boolean | undefined>)
     coordinators: num('coordinators'),
     subnet: num('subnet'),
     workDir: typeof v['work-dir'] === 'string' ? v['work-dir'] : undefined,
+    bareLinks: v['bare-links'] === true,
     keepOnExit: true,
     log: (l) => process.stderr.write(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${l}\n`),
   });
@@ -93,6 +95,7 @@ async function main(argv: string[]): Promise<void> {
       coordinators: { type: 'string' },
       subnet: { type: 'string' },
       'work-dir': { type: 'string' },
+      'bare-links': { type: 'boolean', default: false },
       memory: { type: 'string' },
       json: { type: 'boolean', default: false },
     },

@@ -51,6 +51,7 @@ function assemble(plan: ClusterPlan, exec: Exec, built: BuiltGuest): Cluster {
     zk: createZkEnsemble(plan),
     guest: guestImage(plan, built),
     rootIps,
+    bareLinks: plan.bareLinks,
     host(name) {
       const h = hosts.find((x) => x.name === name);
       if (!h) throw new ClusterError('CLUSTER_HOST', `no host "${name}" in cluster ${plan.name} (have ${hosts.map((x) => x.name).join(', ')})`);
@@ -75,9 +76,16 @@ async function bringUp(plan: ClusterPlan, exec: Exec, log: (l: string) => void):
   await Promise.all(plan.hosts.map((h) => runOk(exec, 'CLUSTER_BMC', 'bash', [BMC_SH, h.dirs.root, 'start'])));
   log('BMCs (ipmi_sim) listening');
   await Promise.all(plan.hosts.map((h) => runOk(exec, 'HOST_POWER', 'bash', [HOST_POWER_SH, h.dirs.root, 'on'])));
-  log('hosts powered on; waiting for libvirtd and the Zookeeper quorum');
   const built = await guest;
   log(`guest image ${built.cached ? 'from cache' : 'built'}: ${built.initrd}`);
+  if (plan.bareLinks) {
+    // No cluster address yet: libvirtd answers on its local socket; the Zookeeper quorum forms
+    // only after the node services' bring-up (the caller waits for it then).
+    log('hosts powered on with bare links; waiting for libvirtd (local socket)');
+    await Promise.all(plan.hosts.map((h) => waitForLibvirtd(exec, h, plan.readyTimeoutMs, true)));
+    return built;
+  }
+  log('hosts powered on; waiting for libvirtd and the Zookeeper quorum');
   await Promise.all(plan.hosts.map((h) => waitForLibvirtd(exec, h, plan.readyTimeoutMs)));
   await createZkEnsemble(plan).waitForAllServing();
   return built;

@@ -3,16 +3,17 @@ import type { ClusterPlan, HostPlan } from './plan.js';
 import { CHASSIS_CONTROL_SH } from './run.js';
 
 /**
- * libvirtd.conf of one host: TCP without auth on the host's cluster address only (the daemon runs
- * inside the host's network namespace), no TLS, a host_uuid of its own (libvirt refuses to migrate
- * between hosts with equal UUIDs, and every namespace sees the same SMBIOS UUID).
+ * libvirtd.conf of one host: TCP without auth on every address of the host's own network namespace
+ * (reached on the cluster address; libvirtd starts at power-on, before the node's bring-up may have
+ * put that address on, so it cannot bind it), no TLS, a host_uuid of its own (libvirt refuses to
+ * migrate between hosts with equal UUIDs, and every namespace sees the same SMBIOS UUID).
  */
 export function libvirtdConf(host: HostPlan): string {
   return [
     '# Written by tests/cluster/harness for one simulated host.',
     'listen_tls = 0',
     'listen_tcp = 1',
-    `listen_addr = "${host.ips.cluster}"`,
+    'listen_addr = "0.0.0.0"',
     `tcp_port = "${LIBVIRT_TCP_PORT}"`,
     'auth_tcp = "none"',
     'auth_unix_ro = "none"',

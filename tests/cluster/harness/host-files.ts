@@ -114,6 +114,8 @@ export async function prepareHostFiles(plan: ClusterPlan, host: HostPlan, exec: 
     PVC_CLUSTER_IP: host.ips.cluster,
     PVC_IPMI_IP: host.ips.ipmi,
     PVC_IPMI_PORT: String(IPMI_PORT),
+    // Read by host-power.sh: a power-off then clears what the node's bring-up configured.
+    PVC_BARE_LINKS: plan.bareLinks ? '1' : '0',
   };
   await writeFile(join(root, 'host.env'), Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''));
   await writeFile(etcHostsPath(host), etcHosts(plan));

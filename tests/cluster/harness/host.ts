@@ -18,10 +18,16 @@ export function libvirtUri(host: HostPlan): string {
   return `qemu+tcp://${host.ips.cluster}/system`;
 }
 
-/** Runs `virsh -c <uri> version` from the root namespace; resolves when libvirtd answers. */
-export async function waitForLibvirtd(exec: Exec, host: HostPlan, timeoutMs: number): Promise<void> {
-  await waitFor(`libvirtd of ${host.name} (${libvirtUri(host)})`, timeoutMs, async () => {
-    const r = await exec.run('virsh', ['-c', libvirtUri(host), 'version'], { timeoutMs: 10_000 });
+/**
+ * Runs `virsh -c <uri> version` from the root namespace; resolves when libvirtd answers. With
+ * `local`, runs `virsh -c qemu:///system version` inside the host instead (its own unix socket): a
+ * host with bare links has no cluster address until its node services' bring-up.
+ */
+export async function waitForLibvirtd(exec: Exec, host: HostPlan, timeoutMs: number, local = false): Promise<void> {
+  const uri = local ? 'qemu:///system' : libvirtUri(host);
+  const cmd = local ? ['bash', [HOST_POWER_SH, host.dirs.root, 'exec', 'virsh', '-c', uri, 'version']] as const : ['virsh', ['-c', uri, 'version']] as const;
+  await waitFor(`libvirtd of ${host.name} (${uri})`, timeoutMs, async () => {
+    const r = await exec.run(cmd[0], cmd[1], { timeoutMs: 10_000 });
     if (r.exitCode !== 0) throw new Error(r.stderr.trim() || `virsh exited ${r.exitCode}`);
     return true;
   });
@@ -101,13 +107,15 @@ export function createHost(plan: ClusterPlan, host: HostPlan, exec: Exec): Clust
     libvirtUri: libvirtUri(host),
     dirs: host.dirs,
     exec: hostExec,
-    virsh: (args, opts) => hostExec('virsh', ['-c', libvirtUri(host), ...args], { timeoutMs: 60_000, ...opts }),
+    // With bare links a host just powered on has no cluster address until its bring-up: its own
+    // libvirtd is asked through the local socket then (the same daemon; the answer is the same).
+    virsh: (args, opts) => hostExec('virsh', ['-c', plan.bareLinks ? 'qemu:///system' : libvirtUri(host), ...args], { timeoutMs: 60_000, ...opts }),
     async powerOff() {
       await power('off');
     },
     async powerOn(opts = {}) {
       await power('on');
-      if (opts.wait ?? true) await waitForLibvirtd(exec, host, plan.readyTimeoutMs);
+      if (opts.wait ?? true) await waitForLibvirtd(exec, host, plan.readyTimeoutMs, plan.bareLinks);
     },
     async isPoweredOn() {
       return (await power('status')).stdout.trim() === 'on';
@@ -120,7 +128,7 @@ export function createHost(plan: ClusterPlan, host: HostPlan, exec: Exec): Clust
     cutNetwork: (nets) => setHostLinks(host, exec, false, nets),
     restoreNetwork: (nets) => setHostLinks(host, exec, true, nets),
     ...serviceControl(host, hostExec, () => self.isPoweredOn()),
-    waitForLibvirt: (timeoutMs = plan.readyTimeoutMs) => waitForLibvirtd(exec, host, timeoutMs),
+    waitForLibvirt: (timeoutMs = plan.readyTimeoutMs) => waitForLibvirtd(exec, host, timeoutMs, plan.bareLinks),
   };
   return self;
 }

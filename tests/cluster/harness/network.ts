@@ -39,7 +39,10 @@ export async function createBridges(plan: ClusterPlan, exec: Exec): Promise<void
 
 /**
  * Creates the host's network namespace and one veth per network: the root end (e.g. pvct-1-c)
- * enslaved to the bridge, the host end named after the network ("cluster", "storage", …).
+ * enslaved to the bridge, the host end named after the network ("cluster", "storage", …). The host
+ * end gets the host's address and is set up, except with `bareLinks`: then `cluster`, `storage`
+ * and `upstream` stay bare (no address, down) for the node services' bring-up to configure. The
+ * `ipmi` end is always configured: the BMC (ipmi_sim) listens on it, outside the host's power.
  */
 export async function createHostNetwork(plan: ClusterPlan, host: HostPlan, exec: Exec): Promise<void> {
   const ns = host.netns;
@@ -49,6 +52,7 @@ export async function createHostNetwork(plan: ClusterPlan, host: HostPlan, exec:
     const root = host.veths[net];
     await runOk(exec, 'CLUSTER_NETWORK', 'ip', ['link', 'add', root, 'type', 'veth', 'peer', 'name', net, 'netns', ns]);
     await runOk(exec, 'CLUSTER_NETWORK', 'ip', ['link', 'set', root, 'master', plan.networks[net].bridge, 'up']);
+    if (plan.bareLinks && HOST_NETWORKS.includes(net)) continue;
     await runOk(exec, 'CLUSTER_NETWORK', 'ip', ['-n', ns, 'addr', 'add', `${host.ips[net]}/24`, 'dev', net]);
     await runOk(exec, 'CLUSTER_NETWORK', 'ip', ['-n', ns, 'link', 'set', net, 'up']);
   }

@@ -46,6 +46,8 @@ export interface ClusterPlan {
   hosts: HostPlan[];
   ipmi: { user: string; pass: string };
   keepOnExit: boolean;
+  /** Hosts get bare cluster/storage/upstream links (see ClusterOptions.bareLinks). */
+  bareLinks: boolean;
   readyTimeoutMs: number;
   /** The options as given, minus functions: what the state file records to reopen the cluster. */
   options: Omit<ClusterOptions, 'log'>;
@@ -147,6 +149,7 @@ export function planCluster(opts: ClusterOptions = {}): ClusterPlan {
     hosts: hostPlans,
     ipmi,
     keepOnExit: opts.keepOnExit ?? false,
+    bareLinks: opts.bareLinks ?? false,
     readyTimeoutMs: intIn('readyTimeoutMs', opts.readyTimeoutMs ?? 90_000, 1_000, 3_600_000),
     options: { ...options, name },
   });

@@ -21,6 +21,16 @@ export interface ClusterOptions {
   ipmi?: { user: string; pass: string };
   /** Leave the cluster running when this process exits (the CLI's "up"). Default false: exit, SIGINT and SIGTERM tear it down. */
   keepOnExit?: boolean;
+  /**
+   * Give the hosts bare links: `cluster`, `storage` and `upstream` exist in each host but have no
+   * address and are down, as a machine's NICs before its network is configured; the node services'
+   * bring-up (libs/hostnet, `pvc-node.ts` turns networking on) makes the bridges and puts the
+   * addresses on. The Zookeeper servers then form their quorum only after that bring-up, so
+   * `createCluster` does not wait for it; a power-off clears the host's bridges, addresses,
+   * ruleset and the sysctls bring-up sets, like a reboot. Default false: the harness puts each
+   * host's addresses on those links itself (tests that run no node services).
+   */
+  bareLinks?: boolean;
   /** Upper bound for bring-up waits (libvirtd answering, ZK quorum), ms. Default 90 000. */
   readyTimeoutMs?: number;
   /** Progress lines (default: none). */
@@ -83,11 +93,17 @@ export interface ClusterHost {
   readonly dirs: HostDirs;
   /** Runs a command inside the host (its network, mount, UTS and PID namespaces). Throws HostPoweredOffError when off. */
   exec(cmd: string, args: readonly string[], opts?: ExecOptions): Promise<ExecResult>;
-  /** `virsh -c <libvirtUri> …` run inside this host. */
+  /**
+   * `virsh -c <libvirtUri> …` run inside this host; with bare links `virsh -c qemu:///system …` (the
+   * same libvirtd through its local socket: the cluster address exists only after the node's bring-up).
+   */
   virsh(args: readonly string[], opts?: ExecOptions): Promise<ExecResult>;
   /** Pulls the plug: SIGKILLs every process of the host (libvirtd, guests, ZK, services). */
   powerOff(): Promise<void>;
-  /** Boots the host and its services; with `wait` (default) until libvirtd answers. */
+  /**
+   * Boots the host and its services; with `wait` (default) until libvirtd answers (over TCP; with
+   * bare links on its local socket, since TCP needs the node's bring-up).
+   */
   powerOn(opts?: { wait?: boolean }): Promise<void>;
   isPoweredOn(): Promise<boolean>;
   /** Makes the host's BMC answer every request `ms` late (0 = at once): a slow BMC. */
@@ -106,7 +122,7 @@ export interface ClusterHost {
    * until `restartService` (or the next power-on) starts it again. E.g. a Zookeeper outage.
    */
   killService(name: string): Promise<void>;
-  /** Resolves once libvirtd on this host answers over TCP. */
+  /** Resolves once libvirtd on this host answers over TCP (with bare links: on its local socket). */
   waitForLibvirt(timeoutMs?: number): Promise<void>;
 }
 
@@ -162,6 +178,8 @@ export interface Cluster {
   readonly guest: GuestImage;
   /** Addresses of this (root) namespace on each bridge, to reach hosts from the test process. */
   readonly rootIps: Readonly<Record<NetworkName, string>>;
+  /** The hosts have bare links ({@link ClusterOptions.bareLinks}): their node services configure them. */
+  readonly bareLinks: boolean;
   host(name: string): ClusterHost;
   /** Tears down everything it made (processes, namespaces, links, work dir); keeps the guest cache. */
   destroy(): Promise<void>;

@@ -8,10 +8,13 @@ import { waitFor } from './run.js';
 import type { ZkEnsemble, ZkServerStatus } from './types.js';
 
 /**
- * zoo.cfg of one coordinator: quorum ports 2888/3888 on its cluster address; the client port on
- * every address of the host's own network namespace (loopback and its four private 10.200.x
- * addresses, nothing else exists there), so the node's supervisor finds its local server with the
- * `ruok` probe on 127.0.0.1 like on a real node; other hosts reach it on the cluster address.
+ * zoo.cfg of one coordinator: peers are reached on their cluster addresses (`server.N`), but every
+ * port — client, quorum 2888, election 3888 — listens on every address of the host's own network
+ * namespace (loopback and its private 10.200.x addresses, nothing else exists there;
+ * `quorumListenOnAllIPs`): the server starts at power-on, and with bare links the cluster address
+ * appears only when the node's bring-up puts it on, so it cannot bind it; the quorum forms once
+ * enough coordinators have done their bring-up. The supervisor's `ruok` probe and other hosts use
+ * the cluster address.
  */
 export function zooCfg(plan: ClusterPlan, host: HostPlan): string {
   const coords = plan.hosts.filter((h) => h.coordinator);
@@ -22,6 +25,7 @@ export function zooCfg(plan: ClusterPlan, host: HostPlan): string {
     `dataDir=${join(host.dirs.zk, 'data')}`,
     `clientPort=${ZK_CLIENT_PORT}`,
     'clientPortAddress=0.0.0.0',
+    'quorumListenOnAllIPs=true',
     'maxClientCnxns=0',
     '4lw.commands.whitelist=*',
     'admin.enableServer=false',
@@ -47,6 +51,9 @@ export function zkServerCommand(host: HostPlan): { command: string; args: string
       '-XX:+UseSerialGC',
       '-XX:TieredStopAtLevel=1',
       '-XX:CICompilerCount=1',
+      // Leader election retries unreachable peers with a doubling pause, 60 s at most by default:
+      // a peer whose cluster address appears late (bare links, power-on) would wait that long.
+      '-Dzookeeper.fastleader.maxNotificationInterval=2000',
       `-Dzookeeper.log.dir=${host.dirs.log}`,
       '-Dzookeeper.root.logger=INFO,CONSOLE',
       `-Dlog4j.configuration=file:${ZK_CONF_DIR}/log4j.properties`,

@@ -4,7 +4,8 @@
 #
 #   host-power.sh <hostdir> status          prints "on" or "off"
 #   host-power.sh <hostdir> on              boots the host: PID-1 anchor, then every service
-#   host-power.sh <hostdir> off             SIGKILLs the host's PID 1 (= pulling the plug)
+#   host-power.sh <hostdir> off             SIGKILLs the host's PID 1 (= pulling the plug); with bare
+#                                           links also clears its network state (see reset_network)
 #   host-power.sh <hostdir> reset           off, then on
 #   host-power.sh <hostdir> exec CMD ARGS…  runs CMD inside the host (exit 111 when powered off)
 #
@@ -35,6 +36,39 @@ init_pid() {
 
 log() { echo "$(date '+%F %T.%3N') $*" >>"$HOSTDIR/log/power.log"; }
 
+# With bare links (PVC_BARE_LINKS=1 in host.env) the node's bring-up configures the host's network:
+# bridges over cluster/storage/upstream, addresses, routes, an nftables ruleset and some sysctls.
+# Those live in the network namespace, which outlives the host's PID 1, so a power-off clears them
+# as a reboot would: the next power-on finds bare links again. The ipmi link (the BMC's) is kept.
+NET_DEFAULTS="$HOSTDIR/run/net-sysctl-defaults"
+SYSCTL_KEYS='^net\.ipv4\.ip_forward |^net\.ipv6\.conf\.all\.forwarding |^net\.ipv[46]\.conf\.(all|default|cluster|storage|upstream)\.(send_redirects|accept_source_route|rp_filter) '
+
+# Records, once (at the first power-on, on a fresh namespace), the sysctls bring-up may change.
+snapshot_network() {
+  [ "${PVC_BARE_LINKS:-0}" = 1 ] || return 0
+  [ -s "$NET_DEFAULTS" ] && return 0
+  ip netns exec "$PVC_NETNS" sysctl -a 2>/dev/null | grep -E "$SYSCTL_KEYS" >"$NET_DEFAULTS.tmp" || true
+  mv "$NET_DEFAULTS.tmp" "$NET_DEFAULTS"
+}
+
+reset_network() {
+  local link
+  [ "${PVC_BARE_LINKS:-0}" = 1 ] || return 0
+  for link in $(ip -n "$PVC_NETNS" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//'); do
+    case "$link" in
+      lo | cluster | storage | upstream | ipmi) ;;
+      *) ip -n "$PVC_NETNS" link del "$link" 2>/dev/null || true ;;
+    esac
+  done
+  for link in cluster storage upstream; do
+    ip -n "$PVC_NETNS" link set "$link" down 2>/dev/null || true
+    ip -n "$PVC_NETNS" link set "$link" nomaster mtu 1500 2>/dev/null || true
+    ip -n "$PVC_NETNS" addr flush dev "$link" 2>/dev/null || true
+  done
+  ip netns exec "$PVC_NETNS" nft flush ruleset 2>/dev/null || true
+  if [ -s "$NET_DEFAULTS" ]; then ip netns exec "$PVC_NETNS" sysctl -q -p "$NET_DEFAULTS" >/dev/null 2>&1 || true; fi
+}
+
 start_services() {
   local pid="$1" f name
   for f in "$HOSTDIR"/services/*.sh; do
@@ -51,6 +85,7 @@ power_on() {
   if init_pid >/dev/null; then return 0; fi
   mkdir -p "$HOSTDIR/run" "$HOSTDIR/log"
   rm -f "$HOSTDIR/run/ready" "$PIDFILE"
+  snapshot_network
   rm -rf "$HOSTDIR/run/svc"
   mkdir -p "$HOSTDIR/run/svc"
   setsid ip netns exec "$PVC_NETNS" unshare --mount --propagation private --uts --pid --fork \
@@ -85,6 +120,7 @@ power_off() {
     return 1
   fi
   rm -f "$PIDFILE" "$HOSTDIR/run/ready"
+  reset_network
   log "power off (killed pid 1 = $pid)"
 }
 
