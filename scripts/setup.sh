@@ -15,8 +15,10 @@ DEBIAN_PACKAGES=(
   openipmi ipmitool
   # host networking in namespaces
   iproute2 util-linux nftables dnsmasq-base bridge-utils procps psmisc
-  # duplicate address detection before a node address is added (arping -D; libs/hostnet)
+  # duplicate address detection (arping -D; libs/hostnet) and gratuitous ARP (netd's floating addresses)
   iputils-arping
+  # ping: the floating-address prober of bench/floating-handover.ts
+  iputils-ping
   # native addon build
   python3 make g++ git
   # shells whose completion of `pvc` the tests exercise
