@@ -23,6 +23,20 @@ export const ZK_SERVER_TIMING = {
    * fencing stalled for 10 s (issue 14).
    */
   syncLimit: 4,
+  /**
+   * `cnxTimeout` (ms; Zookeeper reads it from zoo.cfg as the `zookeeper.cnxTimeout` property,
+   * default 5000): how long a server waits to connect to a peer's election port. The election
+   * sends its notifications from one thread, so a peer that died without a word (host powered
+   * off) held every round of the election after a dead leader for up to that long (the test
+   * cluster needed ~5 s after the leader's death before clients were served again).
+   */
+  cnxTimeoutMs: 1_000,
+  /**
+   * `fastleader.maxNotificationInterval` (ms; default 60000): the longest pause between two
+   * election rounds while peers are unreachable; a peer that comes back (power-on) is heard
+   * within this.
+   */
+  maxNotificationIntervalMs: 2_000,
 } as const;
 
 /**
@@ -37,5 +51,8 @@ export const KEEPALIVED_SESSION_TIMEOUT_MS = 10_000;
 /** The timing lines of a `zoo.cfg`. */
 export function zooCfgTimingLines(): string[] {
   const t = ZK_SERVER_TIMING;
-  return [`tickTime=${t.tickTimeMs}`, `initLimit=${t.initLimit}`, `syncLimit=${t.syncLimit}`];
+  return [
+    `tickTime=${t.tickTimeMs}`, `initLimit=${t.initLimit}`, `syncLimit=${t.syncLimit}`,
+    `cnxTimeout=${t.cnxTimeoutMs}`, `fastleader.maxNotificationInterval=${t.maxNotificationIntervalMs}`,
+  ];
 }

@@ -51,9 +51,6 @@ export function zkServerCommand(host: HostPlan): { command: string; args: string
       '-XX:+UseSerialGC',
       '-XX:TieredStopAtLevel=1',
       '-XX:CICompilerCount=1',
-      // Leader election retries unreachable peers with a doubling pause, 60 s at most by default:
-      // a peer whose cluster address appears late (bare links, power-on) would wait that long.
-      '-Dzookeeper.fastleader.maxNotificationInterval=2000',
       `-Dzookeeper.log.dir=${host.dirs.log}`,
       '-Dzookeeper.root.logger=INFO,CONSOLE',
       `-Dlog4j.configuration=file:${ZK_CONF_DIR}/log4j.properties`,

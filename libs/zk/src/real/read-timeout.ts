@@ -7,9 +7,21 @@ interface ConnectionManagerInternals {
   socket?: Socket;
 }
 
+/**
+ * Destroys a socket of the library's so that it moves on to the next server. Always with an error:
+ * the library clears its connect timer only in its socket `error` handler, and that timer, left
+ * running, destroys whatever socket is current when it fires (sessionTimeout / servers later) — a
+ * connect we had given up on cost every client a second reconnection ~2 s after the first, after
+ * a ZK leader died (and keepaliled's liveness window restarted with it).
+ */
+function destroy(socket: Socket, why: string): void {
+  socket.destroy(new Error(why));
+}
+
 /** Destroys the client's current socket: the library reconnects to the next server, keeping the session. */
 export function dropSocket(client: Client): void {
-  (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager?.socket?.destroy();
+  const socket = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager?.socket;
+  if (socket) destroy(socket, 'dropped: the server did not answer in time');
 }
 
 /**
@@ -21,10 +33,21 @@ export function dropSocket(client: Client): void {
  */
 export const READ_TIMEOUT_CAP_MS = 2_000;
 
+/**
+ * A TCP connect to a server that has not completed in this long is given up. The library allows
+ * sessionTimeout / servers (3.3 s with 10 s and 3 coordinators): after a dead leader, a client
+ * whose server had left the quorum tried the dead host next and waited that long while the
+ * others were serving again (~2.3 s on the test cluster, part of the time to fence). A connect on
+ * a LAN takes milliseconds; a host that does not answer in 1 s is not one to wait for.
+ */
+export const CONNECT_TIMEOUT_MS = 1_000;
+
 /** Options of {@link watchReadTimeout}. */
 export interface ReadTimeoutOptions {
   /** Silence after which the connection is dropped (default: min(2/3 session, {@link READ_TIMEOUT_CAP_MS})). */
   deadAfterMs?: number;
+  /** A TCP connect not done after this long is given up (default min({@link CONNECT_TIMEOUT_MS}, deadAfterMs)). */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -59,8 +82,12 @@ export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => bo
     }
     if (!socket || !isAlive()) return;
     const silent = clock.now() - lastRead;
+    if (socket.connecting && silent > Math.min(opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, deadAfter())) {
+      destroy(socket, `connect not done in ${silent} ms`);
+      return;
+    }
     if (silent > deadAfter()) {
-      socket.destroy();
+      destroy(socket, `nothing read for ${silent} ms`);
       return;
     }
     // Only once the handshake is done (a request before it would be queued, not sent).
@@ -71,7 +98,7 @@ export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => bo
   };
   const loop = async (): Promise<void> => {
     while (!ac.signal.aborted) {
-      await clock.sleep(Math.max(50, Math.floor(deadAfter() / 8)), ac.signal);
+      await clock.sleep(Math.max(50, Math.floor(Math.min(deadAfter(), opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 8)), ac.signal);
       check();
     }
   };
