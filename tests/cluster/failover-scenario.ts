@@ -15,6 +15,8 @@ import { DoubleRunWatch, FloatingAddressWatch, QuorumWatch } from './cluster-wat
 import { floatingAddresses, startPvc, waitFloatingOnPrimary, waitNodesRun, waitPrimary, writePvcConfig, type PvcNodeSettings } from './pvc-node.js';
 import { pvcCli, type PvcCli } from './pvc-cli.js';
 import { consoleOffsets, firstTickAfter, keepaliledEvents, type LogEvent } from './failover-logs.js';
+import { HOST_POWER_SH } from './harness/run.js';
+import { lifecycleEvents } from '../support/lifecycle-events.js';
 
 /** A running 3-host cluster with the node services up on every host. */
 export interface FailoverCluster {
@@ -195,7 +197,12 @@ export interface FailoverTimeline {
   flushedAt?: number;
   /** Per guest: when its `node` key left the victim, and where it went. */
   moved: Map<string, { at: number; target: string }>;
-  /** Per guest: first virsh sighting running on another host. */
+  /**
+   * Per guest: when it first ran on another host — libvirt's `Started` event there (a `virsh event`
+   * stream per host, stamped on arrival), or the first virsh sighting if that came first. A
+   * `virsh list` waits while other domains are being started (libvirt locks each domain it lists),
+   * so during a burst of starts the sighting alone came up to ~1 s late.
+   */
   runningElsewhere: Map<string, { at: number; host: string }>;
   /** Per guest: first console heartbeat of the new instance. */
   firstTick: Map<string, number>;
@@ -249,6 +256,10 @@ export async function failVictim(fc: FailoverCluster, guests: readonly Guest[], 
       if (t.failureAt && v && v.data !== victim.name && !moved.has(g.name)) moved.set(g.name, { at: realClock.now(), target: v.data });
     })),
   ];
+  // The hosts' libvirtd run in their own mount namespaces: virsh through the host wrapper, local socket.
+  const streams = fc.others.map((h) => ({
+    host: h.name, events: lifecycleEvents('qemu:///system', { prefix: ['bash', HOST_POWER_SH, h.dirs.root, 'exec'], now: () => realClock.now() }),
+  }));
   try {
     t.failureAt = realClock.now();
     await victim.cutNetwork();
@@ -263,7 +274,11 @@ export async function failVictim(fc: FailoverCluster, guests: readonly Guest[], 
       for (const g of guests) {
         if (!t.runningElsewhere.has(g.name)) {
           const host = fc.others.find((h) => fc.watch.firstSeen.has(`${g.uuid}@${h.name}`));
-          if (host) t.runningElsewhere.set(g.name, { at: fc.watch.firstSeen.get(`${g.uuid}@${host.name}`)!, host: host.name });
+          const seen = host && { at: fc.watch.firstSeen.get(`${g.uuid}@${host.name}`)!, host: host.name };
+          const ev = streams.find((x) => x.events.started.has(g.name));
+          const started = ev && { at: ev.events.started.get(g.name)!, host: ev.host };
+          const first = seen && started ? (started.at <= seen.at ? started : seen) : (seen ?? started);
+          if (first) t.runningElsewhere.set(g.name, first);
         }
         if (!t.firstTick.has(g.name)) {
           const at = firstTickAfter(fc.cluster, g, offsets.get(g.name) ?? 0);
@@ -274,6 +289,7 @@ export async function failVictim(fc: FailoverCluster, guests: readonly Guest[], 
     }, 100).catch(() => undefined);
   } finally {
     for (const u of unwatch) u();
+    for (const x of streams) x.events.close();
   }
   t.events = keepaliledEvents(fc.others, t.failureAt);
   // The keepaliled lines are written when it happened; the observer's watch sees it a little later.
