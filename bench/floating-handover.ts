@@ -20,6 +20,7 @@ import { ipmitool, missingPrerequisites, waitFor } from '../tests/cluster/harnes
 import { startFailoverCluster, type FailoverCluster } from '../tests/cluster/failover-scenario.js';
 import { floatingAddresses, staleBuilds, waitFloatingOnPrimary } from '../tests/cluster/pvc-node.js';
 import { serviceLog } from '../tests/cluster/scenario-probes.js';
+import { onLines } from '../tests/support/lines.js';
 
 const exec = createExec();
 
@@ -47,7 +48,6 @@ const PROBE_OCTET = 200;
 class Prober {
   readonly replies: number[] = [];
   private child: ChildProcess | undefined;
-  private buf = '';
 
   constructor(readonly netns: string, readonly target: string) {}
 
@@ -55,15 +55,9 @@ class Prober {
     // -D: each reply line starts with [epoch.micros]; -n: no DNS; -i 0.02: 20 ms (root only).
     // stdbuf: a line per reply as it comes (ping's stdout to a pipe is block-buffered otherwise).
     this.child = spawn('ip', ['netns', 'exec', this.netns, 'stdbuf', '-oL', 'ping', '-n', '-D', '-i', '0.02', '-W', '1', this.target], { stdio: ['ignore', 'pipe', 'ignore'] });
-    this.child.stdout!.setEncoding('utf8');
-    this.child.stdout!.on('data', (d: string) => {
-      this.buf += d;
-      const lines = this.buf.split('\n');
-      this.buf = lines.pop() ?? '';
-      for (const l of lines) {
-        const m = /^\[(\d+\.\d+)\] \d+ bytes from/.exec(l);
-        if (m) this.replies.push(Math.round(Number(m[1]) * 1000));
-      }
+    onLines(this.child.stdout!, (l) => {
+      const m = /^\[(\d+\.\d+)\] \d+ bytes from/.exec(l);
+      if (m) this.replies.push(Math.round(Number(m[1]) * 1000));
     });
   }
 
@@ -94,21 +88,14 @@ class Prober {
 class NeighTrace {
   readonly samples: [number, string][] = [];
   private child: ChildProcess | undefined;
-  private buf = '';
 
   start(netns: string, ip: string): void {
     const loop = `while :; do echo "$(date +%s%3N) $(ip -n ${netns} neigh show ${ip} | cut -d' ' -f3-)"; sleep 0.02; done`;
     this.child = spawn('bash', ['-c', loop], { stdio: ['ignore', 'pipe', 'ignore'] });
-    this.child.stdout!.setEncoding('utf8');
-    this.child.stdout!.on('data', (d: string) => {
-      this.buf += d;
-      const lines = this.buf.split('\n');
-      this.buf = lines.pop() ?? '';
-      for (const l of lines) {
-        const [t, ...rest] = l.split(' ');
-        const v = rest.join(' ').trim();
-        if (this.samples.at(-1)?.[1] !== v) this.samples.push([Number(t), v]);
-      }
+    onLines(this.child.stdout!, (l) => {
+      const [t, ...rest] = l.split(' ');
+      const v = rest.join(' ').trim();
+      if (this.samples.at(-1)?.[1] !== v) this.samples.push([Number(t), v]);
     });
   }
 

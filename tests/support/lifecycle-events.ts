@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { onLines } from './lines.js';
 
 /** Options of {@link lifecycleEvents}. */
 export interface LifecycleEventOptions {
@@ -29,20 +30,14 @@ export function lifecycleEvents(uri: string, opts: LifecycleEventOptions = {}): 
   const child = spawn(cmd!, [...pre, '-c', uri, 'event', '--loop', '--event', 'lifecycle'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const started = new Map<string, number>();
   const waiters: { name: string; what: string; resolve: (t: number) => void }[] = [];
-  let buf = '';
-  child.stdout.on('data', (d: Buffer) => {
+  onLines(child.stdout, (line) => {
     const t = now();
-    buf += d.toString();
-    const lines = buf.split('\n');
-    buf = lines.pop() ?? '';
-    for (const line of lines) {
-      const m = /for domain '([^']+)': (\w+)/.exec(line);
-      if (!m?.[1]) continue;
-      if (m[2] === 'Started') started.set(m[1], t);
-      for (const w of waiters.splice(0)) {
-        if (w.name === m[1] && w.what === m[2]) w.resolve(t);
-        else waiters.push(w);
-      }
+    const m = /for domain '([^']+)': (\w+)/.exec(line);
+    if (!m?.[1]) return;
+    if (m[2] === 'Started') started.set(m[1], t);
+    for (const w of waiters.splice(0)) {
+      if (w.name === m[1] && w.what === m[2]) w.resolve(t);
+      else waiters.push(w);
     }
   });
   return {
