@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger, FakeExec, withTempDir, type ExecResult } from '@pvc/runtime';
+import { AbortedError, createLogger, FakeExec, withTempDir, type ExecResult } from '@pvc/runtime';
 import { Firewall, type FirewallDeps } from './firewall.js';
 
 interface LogLine {
@@ -189,12 +189,9 @@ test('the shutdown signal cuts a reload short: logged as a warning, not an error
   withTempDir('pvc-nft-', async (dir) => {
     const ac = new AbortController();
     ac.abort();
-    const exec = new FakeExec().on('nft', async (_c, o) => {
-      if (o.signal?.aborted) {
-        const { AbortedError } = await import('@pvc/runtime');
-        throw new AbortedError('nft');
-      }
-      return { exitCode: 0, stdout: '', stderr: '' };
+    const exec = new FakeExec().on('nft', (_c, o) => {
+      if (o.signal?.aborted) return Promise.reject(new AbortedError('nft'));
+      return Promise.resolve({ exitCode: 0, stdout: '', stderr: '' });
     });
     const { firewall, logs } = setup(dir, exec);
     const outcome = await firewall.start(ac.signal);
