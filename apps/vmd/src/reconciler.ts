@@ -185,7 +185,7 @@ export class Reconciler {
     return { actions: [], results: [], error };
   }
 
-  /** Logs each bad-input / blocked / TODO condition once while it lasts. */
+  /** Logs each bad-input / blocked / not-implemented condition once while it lasts. */
   private logOnce(actions: readonly Action[]): void {
     const now = new Set<string>();
     for (const a of actions) {

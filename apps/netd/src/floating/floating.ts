@@ -18,7 +18,7 @@ import type { Config, NetworkName } from '@pvc/config';
 import { planHostInterfaces } from '@pvc/hostnet';
 import { describeError, type Logger } from '@pvc/runtime';
 import type { PrimaryDuty } from '@pvc/rpc';
-import { ipOf, type AddressPort } from './address-port.js';
+import { AddressError, ipOf, type AddressPort } from './address-port.js';
 
 /** One floating address and where it goes. */
 export interface FloatingAddress {
@@ -78,7 +78,7 @@ export async function removeLeftovers(list: readonly FloatingAddress[], d: Float
   for (const f of list) {
     try {
       const present = await d.addresses.list(f.bridge).catch((err: unknown) => {
-        if (err instanceof Error && 'code' in err && err.code === 'ADDRESS_NO_DEVICE') return [];
+        if (err instanceof AddressError && err.code === 'ADDRESS_NO_DEVICE') return [];
         throw err;
       });
       if (!present.some((c) => ipOf(c) === ipOf(f.cidr))) continue;

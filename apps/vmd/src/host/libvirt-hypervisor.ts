@@ -137,9 +137,30 @@ interface LazyConnection {
   reset(why?: string): Promise<void>;
 }
 
+/** Objects in use, counted: one held twice stays held until released twice. */
+class InUse<K extends object> {
+  private readonly counts = new Map<K, number>();
+
+  has(k: K): boolean {
+    return this.counts.has(k);
+  }
+
+  /** Runs `fn` with `k` counted as in use (and so reachable from here) until it settles. */
+  async during<T>(k: K, fn: () => Promise<T>): Promise<T> {
+    this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
+    try {
+      return await fn();
+    } finally {
+      const n = (this.counts.get(k) ?? 1) - 1;
+      if (n > 0) this.counts.set(k, n);
+      else this.counts.delete(k);
+    }
+  }
+}
+
 function lazyConnection(opts: LibvirtHypervisorOptions): LazyConnection {
   let conn: Libvirt | undefined;
-  const users = new Map<Libvirt, number>();
+  const users = new InUse<Libvirt>();
   const dropped = new Set<Libvirt>();
   const closeIfUnused = async (c: Libvirt): Promise<void> => {
     if (!dropped.has(c) || users.has(c)) return;
@@ -166,13 +187,9 @@ function lazyConnection(opts: LibvirtHypervisorOptions): LazyConnection {
   return {
     use: async (fn) => {
       const c = await open();
-      users.set(c, (users.get(c) ?? 0) + 1);
       try {
-        return await fn(c);
+        return await users.during(c, () => fn(c));
       } finally {
-        const n = (users.get(c) ?? 1) - 1;
-        if (n > 0) users.set(c, n);
-        else users.delete(c);
         await closeIfUnused(c);
       }
     },
@@ -195,17 +212,8 @@ function lazyConnection(opts: LibvirtHypervisorOptions): LazyConnection {
  * (SIGSEGV in virDomainDestroy) when the pass destroyed VMs right after a burst of starts.
  */
 function pinner(): <O extends object, T>(o: O, fn: (o: O) => Promise<T>) => Promise<T> {
-  const held = new Map<object, number>();
-  return async (o, fn) => {
-    held.set(o, (held.get(o) ?? 0) + 1);
-    try {
-      return await fn(o);
-    } finally {
-      const n = (held.get(o) ?? 1) - 1;
-      if (n > 0) held.set(o, n);
-      else held.delete(o);
-    }
-  };
+  const held = new InUse<object>();
+  return (o, fn) => held.during(o, () => fn(o));
 }
 
 /** A domain's figures, or undefined when it vanished while being listed. */
