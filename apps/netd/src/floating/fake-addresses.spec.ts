@@ -1,4 +1,14 @@
 import { addressContract } from './testing/address-contract.js';
 import { FakeAddresses } from './fake-addresses.js';
 
-addressContract('fake', () => Promise.resolve({ port: new FakeAddresses(['brupstream']), device: 'brupstream', missing: 'nosuchbr0', teardown: () => Promise.resolve() }));
+addressContract('fake', () => {
+  const port = new FakeAddresses(['brupstream']);
+  return Promise.resolve({
+    port,
+    device: 'brupstream',
+    missing: 'nosuchbr0',
+    deviceMac: () => Promise.resolve(port.macOf('brupstream')),
+    neighbourMac: (ip: string) => Promise.resolve(port.neighbours.get(ip)),
+    teardown: () => Promise.resolve(),
+  });
+});

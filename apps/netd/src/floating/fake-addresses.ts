@@ -24,10 +24,20 @@ export type AddressOp = { op: 'add' | 'remove' | 'announce'; what: string; devic
 export class FakeAddresses implements AddressPort {
   readonly devices = new Map<string, string[]>();
   readonly ops: AddressOp[] = [];
+  /** What the neighbours on the links hold: address → MAC, updated by announce. */
+  readonly neighbours = new Map<string, string>();
   knobs: FakeAddressKnobs = {};
 
   constructor(devices: readonly string[] = [], private readonly now: () => number = () => 0) {
     for (const d of devices) this.devices.set(d, []);
+  }
+
+  /** The fake MAC of a device: stable, derived from its name. */
+  macOf(device: string): string {
+    let h = 0;
+    for (const ch of device) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+    const b = [2, 0, (h >>> 24) & 255, (h >>> 16) & 255, (h >>> 8) & 255, h & 255];
+    return b.map((x) => x.toString(16).padStart(2, '0')).join(':');
   }
 
   private dev(device: string): string[] {
@@ -67,6 +77,7 @@ export class FakeAddresses implements AddressPort {
       const d = this.dev(device);
       if (this.knobs.failAnnounce) throw new AddressError('REFUSED', `announce ${ip} on ${device}: arping failed (fake)`);
       if (!d.some((c) => ipOf(c) === ip)) throw new AddressError('REFUSED', `announce ${ip} on ${device}: the address is not on the device`);
+      this.neighbours.set(ip, this.macOf(device));
       this.ops.push({ op: 'announce', what: ip, device, at: this.now() });
     });
   }

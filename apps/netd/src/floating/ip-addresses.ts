@@ -19,8 +19,13 @@ export interface IpAddressesOptions {
   timeoutMs?: number;
 }
 
-/** Gratuitous ARP: 2 unsolicited requests 50 ms apart (the original: 2, `-W 0.02`). */
-const ARPING = ['-U', '-c', '2', '-i', '0.05', '-w', '1'];
+/**
+ * Gratuitous ARP: 2 unsolicited requests, the first at once, the second 1 s later in case the first
+ * is lost (the original sends 2 with `-W 0.02`, an option of another arping). iputils' `-i` and
+ * `-w` take whole seconds only: `-i 0.05` is refused with "invalid argument" and exit status 1,
+ * and nothing is sent. The call takes ~2 s; netd does not wait for it (floating.ts).
+ */
+const ARPING = ['-U', '-c', '2', '-w', '2'];
 
 const NO_DEVICE = /Cannot find device|does not exist/i;
 
@@ -59,9 +64,10 @@ export function createIpAddresses(o: IpAddressesOptions): AddressPort {
     },
     async announce(ip, device) {
       const r = await run('arping', [...ARPING, '-I', device, ip]);
-      // arping exits 1 when nobody answered; unsolicited requests expect no answer.
-      if (r.exitCode !== 0 && r.exitCode !== 1) throw fail(r, `announce ${ip} on ${device}`);
-      if (r.exitCode === 1 && /bind|socket|No such device|unknown iface|Interface .* is down/i.test(r.stderr)) throw fail(r, `announce ${ip} on ${device}`);
+      // Exit status 1 with nothing on stderr means "no reply", which unsolicited requests do not
+      // expect; anything else that is not 0 (a refused option, no such device, an address not on
+      // the device) means nothing was sent.
+      if (r.exitCode !== 0 && !(r.exitCode === 1 && r.stderr.trim() === '')) throw fail(r, `announce ${ip} on ${device}`);
     },
   };
 }
