@@ -22,7 +22,7 @@ case "$cmd" in
       echo "demo: cluster \"$NAME\" is already up; reusing it"
     else
       "${CTL[@]}" down --name "$NAME" >/dev/null 2>&1 || true   # leftovers of an earlier run
-      "${CTL[@]}" up --name "$NAME"
+      "${CTL[@]}" up --name "$NAME" --bare-links   # the node services give the hosts their addresses
     fi
     node --conditions=development --import tsx tests/cluster/demo-guest.ts "$NAME" demo-vm1
     ;;

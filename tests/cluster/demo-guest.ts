@@ -17,7 +17,8 @@ import { ipmitoolArgs, lastTick, listRunning, openCluster, waitFor } from './har
 import type { Cluster, ClusterHost } from './harness/index.js';
 import { allTicks, formatRun, migrate, migrationArgs, type MigrationRun } from './migration-scenario.js';
 import { pvcCli, type PvcCli } from './pvc-cli.js';
-import { startPvc, waitNodesRun, waitPrimary, writePvcConfig } from './pvc-node.js';
+import { FloatingAddressWatch } from './cluster-watch.js';
+import { floatingAddresses, startPvc, waitFloatingOnPrimary, waitNodesRun, waitPrimary, writePvcConfig } from './pvc-node.js';
 
 const UUID = '0de30000-0000-4000-8000-000000000001';
 
@@ -47,6 +48,8 @@ async function main(name: string, vm: string): Promise<void> {
       for (const n of names) await cli.ok('node', 'ready', n, '--wait', '--wait-timeout', '120');
     }
     const primary = await waitPrimary(zk, 60_000);
+    // With bare links netd puts the floating addresses on the primary's bridges.
+    const floating = bare ? await floatingLine(cluster, zk) : undefined;
     if ((await zk.exists(paths.domain(UUID).root)) === undefined) {
       await cli.define(cluster.guest.domainXml(vm, { uuid: UUID, memoryMiB: 128 }), host.name, '--migration-method', 'live');
       await cli.ok('vm', 'start', vm, '--wait', '--wait-timeout', '120');
@@ -72,6 +75,7 @@ async function main(name: string, vm: string): Promise<void> {
         `Live migration through vmd (${cli.shell(mig.args).replace(/ --zk \S+/, '')}):`,
         `  ${formatRun(mig.run)}`,
         `  the console tick counter carried on from ${mig.run.ticksBefore} to ${mig.run.ticksAfter} (same boot, no restart); vmd runs ${vm} on ${now.name} now`,
+        ...(floating ? [floating] : []),
         `Zookeeper ensemble ${cluster.zk.connectString}: quorum ${quorum ? 'yes' : 'NO'}`,
         `Node services' logs: ${cluster.workDir}/hosts/<host>/pvc/log/*.log`,
         '',
@@ -102,6 +106,14 @@ async function main(name: string, vm: string): Promise<void> {
   } finally {
     await zk.close();
   }
+}
+
+/** Waits until the primary alone holds the floating addresses; says where they are. */
+async function floatingLine(cluster: Cluster, zk: ZkClient): Promise<string> {
+  const watch = new FloatingAddressWatch(cluster.hosts, Object.values(floatingAddresses(cluster)));
+  const primary = await waitFloatingOnPrimary(zk, watch, 60_000);
+  const held = [...(await watch.holders())].map(([ip, hs]) => `${ip} (${hs.join(', ')})`);
+  return `Floating addresses, put on the primary's bridges by netd: ${held.join(', ')}; only ${primary} holds them`;
 }
 
 /** One migration of the demo: which way, where to, and the figures. */
