@@ -86,4 +86,33 @@ describe('real ZooKeeper: a server that goes silent', () => {
     assert.ok(ms < READ_TIMEOUT_CAP_MS + 1_500, `left after ${ms} ms`);
     assert.equal(await client.read('/rt'), 'x');
   });
+
+  it('readTimeoutMs 1000 (vmd): idle for 5 s never dropped; frozen: suspended within ~1 s (default: 2 s), session kept', async () => {
+    const c = new FreezableProxy(server.port);
+    const d = new FreezableProxy(server.port);
+    await c.start();
+    await d.start();
+    const fast = await connectZk({ hosts: [`127.0.0.1:${c.port}`, `127.0.0.1:${d.port}`], sessionTimeoutMs: 10_000, spinDelayMs: 50, readTimeoutMs: 1_000, clock: realClock });
+    try {
+      const events: { what: string; at: number }[] = [];
+      fast.on('suspended', () => events.push({ what: 'suspended', at: realClock.now() }));
+      fast.on('connected', (e) => events.push({ what: e.newSession ? 'connected:new' : 'connected:same', at: realClock.now() }));
+      await realClock.sleep(5_000);
+      assert.deepEqual(events, [], 'a healthy idle connection was dropped');
+      const held = c.holding ? c : d;
+      const t0 = realClock.now();
+      held.frozen = true;
+      await waitUntil(() => events.some((e) => e.what === 'connected:same'), { what: 'the client connected again through the other proxy', timeoutMs: 10_000, intervalMs: 20 });
+      const suspendedAfter = events[0]!.at - t0;
+      console.log(`readTimeoutMs 1000: frozen server left after ${suspendedAfter} ms, session resumed after ${events[1]!.at - t0} ms`);
+      assert.deepEqual(events.map((e) => e.what), ['suspended', 'connected:same']);
+      // The default read timeout would take at least 2000 ms; allow timer lateness under load.
+      assert.ok(suspendedAfter < 1_800, `left after ${suspendedAfter} ms`);
+      assert.equal(await fast.read('/rt'), 'x');
+    } finally {
+      await fast.close();
+      await c.stop();
+      await d.stop();
+    }
+  });
 });

@@ -29,6 +29,11 @@ export interface ConnectOptions {
   opTimeoutMs?: number;
   /** Max random pause between reconnection rounds; default 500 ms. */
   spinDelayMs?: number;
+  /**
+   * A server silent this long is left for another (the session is kept); default
+   * min(2/3 of the session timeout, READ_TIMEOUT_CAP_MS = 2 s). See `read-timeout.ts`.
+   */
+  readTimeoutMs?: number;
   /** See the session manager: declare expiry ourselves after a session timeout without connection. */
   localExpiry?: boolean;
   clock: Clock;
@@ -45,6 +50,7 @@ export class RealZkClient extends ZkClientCore {
       connectionString: cs,
       sessionTimeoutMs: opts.sessionTimeoutMs ?? 10_000,
       spinDelayMs: opts.spinDelayMs ?? 500,
+      readTimeoutMs: opts.readTimeoutMs,
       clock: opts.clock,
     };
     super((listener) => new NodeSession(sessionOpts, listener), {

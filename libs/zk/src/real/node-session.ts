@@ -16,6 +16,8 @@ export interface NodeSessionOptions {
   sessionTimeoutMs: number;
   /** Max random delay between reconnection rounds (node-zookeeper-client `spinDelay`). */
   spinDelayMs: number;
+  /** Silence after which the server is left (undefined: the read-timeout default). */
+  readTimeoutMs?: number;
   clock: Clock;
 }
 
@@ -56,7 +58,7 @@ export class NodeSession implements SessionHandle {
       retries: 0,
     });
     this.client.on('state', (state) => this.onState(state));
-    this.stopReadTimeout = watchReadTimeout(this.client, opts.clock, () => !this.dead);
+    this.stopReadTimeout = watchReadTimeout(this.client, opts.clock, () => !this.dead, { deadAfterMs: opts.readTimeoutMs });
     this.client.connect();
   }
 
