@@ -98,7 +98,7 @@ describe('real ZooKeeper: a server that goes silent', () => {
       fast.on('suspended', () => events.push({ what: 'suspended', at: realClock.now() }));
       fast.on('connected', (e) => events.push({ what: e.newSession ? 'connected:new' : 'connected:same', at: realClock.now() }));
       await realClock.sleep(5_000);
-      assert.deepEqual(events, [], 'a healthy idle connection was dropped');
+      assert.equal(events.length, 0, 'a healthy idle connection was dropped');
       const held = c.holding ? c : d;
       const t0 = realClock.now();
       held.frozen = true;
