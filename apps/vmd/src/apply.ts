@@ -1,6 +1,7 @@
 import { describeError, type Clock, type Logger } from '@pvc/runtime';
 import { domainKeys, pair, readKey, readKeys, type ZkClient } from '@pvc/zk';
-import { prepareXml } from './domain-xml.js';
+import { interfaceBridges, prepareXml } from './domain-xml.js';
+import { waitForBridges, type HostBridges } from './host/bridges.js';
 import { VmdError } from './errors.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import type { MigrationTracker } from './migration/tracker.js';
@@ -25,6 +26,11 @@ export interface ApplyDeps {
   rbd?: RbdStartGuard | undefined;
   /** Runs starts in the background, bounded (owned by the reconciler). */
   starts: StartJobs;
+  /**
+   * The bridges a VM's interfaces name must exist before it is created (waited for up to
+   * `boundMs`, then the VM fails naming the bridge and its network); absent = not checked.
+   */
+  bridges?: { port: HostBridges; boundMs: number; node: string } | undefined;
 }
 
 /**
@@ -151,9 +157,14 @@ const startVm: Exec<'start'> = async (a, deps, signal) => {
   try {
     const stored = await readKey(deps.zk, k.xml, { logger: deps.logger });
     if (stored.trim() === '') throw new VmdError('BAD_XML', 'the VM has no stored XML (xml key empty or missing)');
+    if (deps.bridges) {
+      const { port, boundMs, node } = deps.bridges;
+      await waitForBridges(port, interfaceBridges(stored), { clock: deps.clock, boundMs, node, signal });
+      if (signal?.aborted) return;
+    }
     await deps.hv.createTransient(prepareXml(stored, a.uuid, { domainType: deps.domainType }));
   } catch (err) {
-    if (err instanceof VmdError && (err.code === 'LIBVIRT_ERROR' || err.code === 'BAD_XML')) {
+    if (err instanceof VmdError && (err.code === 'LIBVIRT_ERROR' || err.code === 'BAD_XML' || err.code === 'MISSING_BRIDGE')) {
       await deps.zk.write([pair(k.state, 'fail'), pair(k.failedReason, err.message)]);
       deps.logger.error({ key: k.xml.path, failedreason: err.message }, 'VM failed to start: state fail');
       return;

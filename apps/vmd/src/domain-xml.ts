@@ -105,6 +105,17 @@ export function liveDevices(xml: string): LiveDevices {
   return { disks, bridges };
 }
 
+/** The `<source bridge>` of every `type='bridge'` interface of a (stored) domain XML, each once. */
+export function interfaceBridges(xml: string): string[] {
+  const out: string[] = [];
+  for (const [el] of xml.matchAll(/<interface\b[\s\S]*?<\/interface>/g)) {
+    if (xmlAttr(/^<interface\b[^>]*>/.exec(el)?.[0] ?? '', 'type') !== 'bridge') continue;
+    const bridge = firstAttr(el, 'source', 'bridge');
+    if (bridge && !out.includes(bridge)) out.push(bridge);
+  }
+  return out;
+}
+
 function firstAttr(el: string, tag: string, name: string): string | undefined {
   const open = new RegExp(`<${tag}\\b[^>]*>`).exec(el)?.[0];
   return open && xmlAttr(open, name);

@@ -9,7 +9,8 @@ export type VmdErrorCode =
   | 'LIBVIRT_TIMEOUT'
   | 'MIGRATION_FAILED'
   | 'MIGRATION_ABORTED'
-  | 'RBD_LOCKS';
+  | 'RBD_LOCKS'
+  | 'MISSING_BRIDGE';
 
 /** A vmd failure with a stable code; `message` is what goes into `failedreason` / logs. */
 export class VmdError extends PvcError {

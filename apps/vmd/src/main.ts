@@ -9,6 +9,7 @@ import { PVC_VERSION, createExec, realClock } from '@pvc/runtime';
 import { VMD, addRpcService, serviceMain } from '@pvc/rpc';
 import { connectZk } from '@pvc/zk';
 import { realConsoleFiles, virshLiveXml } from './console/index.js';
+import { createIpBridges } from './host/bridges.js';
 import { createLibvirtHypervisor } from './host/libvirt-hypervisor.js';
 import { lateBoundVmdService } from './rpc/vmd-service.js';
 import { cephdRbdLocks } from './storage/rbd-locks.js';
@@ -48,7 +49,7 @@ process.exit(
       });
       const liveXml = virshLiveXml(exec, config.system.configuration.hypervisor.libvirt_uri);
       const rbd = config.functions.enable_storage ? cephdRbdLocks(config.system.configuration.directories.dynamic_directory) : undefined;
-      const ports = { zk, hv, clock, logger, exec, console: { files: realConsoleFiles, liveXml }, ...(rbd && { rbd }) };
+      const ports = { zk, hv, clock, logger, exec, console: { files: realConsoleFiles, liveXml }, bridges: createIpBridges({ exec }), ...(rbd && { rbd }) };
       const vmd = createVmd(config, ports);
       service.bind(vmd.api);
       try {

@@ -1,7 +1,7 @@
 import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
 import type { NodeResources } from '@pvc/rpc';
 import { domainKeys, nodeKeys, pair, type ZkClient } from '@pvc/zk';
-import { applyActions, type ActionResult } from './apply.js';
+import { applyActions, type ActionResult, type ApplyDeps } from './apply.js';
 import { DesiredStore } from './desired-store.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import type { MigrationTracker } from './migration/tracker.js';
@@ -33,6 +33,8 @@ export interface ReconcilerDeps {
   onObserved?: (desired: ReadonlyMap<string, DesiredVm>, observed: ReadonlyMap<string, ObservedDomain>) => void;
   /** RBD lock flush before a start (passed on to apply); absent = storage disabled. */
   rbd?: RbdStartGuard | undefined;
+  /** Bridges waited for before a start (passed on to apply); absent = not checked. */
+  bridges?: ApplyDeps['bridges'];
   /** Node flush/unflush: told this node's `domainstate` after every pass; stopped with the loop. */
   flusher?: { sync(domainState: string | undefined): void; stop(): Promise<void> } | undefined;
   /** Starts in progress at once on this node (default {@link DEFAULT_START_CONCURRENCY}). */

@@ -3,6 +3,7 @@ import { newDomainObject, newNodeObject, paths, type ZkClient } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import { FakeHypervisor } from './host/fake-hypervisor.js';
 import { Reconciler } from './reconciler.js';
+import { BRIDGE_WAIT_MS, type HostBridges } from './host/bridges.js';
 
 /** A guest XML as the tests store it (the fake and libvirt both accept it). */
 export function testXml(name: string, uuid: string | undefined, memoryMiB = 128, type = 'qemu'): string {
@@ -17,7 +18,7 @@ export function captureLogger(): { logger: Logger; lines: Record<string, unknown
 }
 
 /** One vmd (reconciler) on hv1 against a fake ZK and a fake libvirt, in virtual time. */
-export async function unitRig(opts: { acpiShutdownMs?: number; createLatencyMs?: number; startConcurrency?: number } = {}) {
+export async function unitRig(opts: { acpiShutdownMs?: number; createLatencyMs?: number; startConcurrency?: number; bridges?: HostBridges } = {}) {
   const clock = new VirtualClock(1_700_000_000_000);
   const server = new FakeZkServer({ clock });
   const admin = await server.connect();
@@ -35,7 +36,8 @@ export async function unitRig(opts: { acpiShutdownMs?: number; createLatencyMs?:
   const startVmd = async (): Promise<Reconciler> => {
     const zk = await server.connect();
     zks.push(zk);
-    const r = new Reconciler({ zk, hv, clock, logger, node: 'hv1', domainType: 'qemu', shutdownTimeoutMs: 10_000, resyncMs: 2000, statsIntervalMs: 5000, startConcurrency: opts.startConcurrency });
+    const r = new Reconciler({ zk, hv, clock, logger, node: 'hv1', domainType: 'qemu', shutdownTimeoutMs: 10_000, resyncMs: 2000, statsIntervalMs: 5000, startConcurrency: opts.startConcurrency,
+      bridges: opts.bridges && { port: opts.bridges, boundMs: BRIDGE_WAIT_MS, node: 'hv1' } });
     running.push(r.run(ac.signal));
     return r;
   };

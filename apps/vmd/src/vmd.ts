@@ -9,6 +9,7 @@ import { NodeFlusher } from './flush/flusher.js';
 import { createMigrations } from './migration/create.js';
 import { Reconciler } from './reconciler.js';
 import type { RbdLocks } from './storage/rbd-locks.js';
+import { BRIDGE_WAIT_MS, type HostBridges } from './host/bridges.js';
 import { RbdStartGuard } from './storage/start-guard.js';
 import { createVmdService } from './rpc/vmd-service.js';
 
@@ -24,7 +25,10 @@ export interface VmdPorts {
   console?: { files: ConsoleFiles; liveXml: LiveXmlReader };
   /** cephd's lock flush; used before a start when `functions.enable_storage` (omitted = none). */
   rbd?: RbdLocks;
+  /** Looks up host bridges before a start (omitted = not checked). */
+  bridges?: HostBridges;
 }
+
 
 /** Builds the reconciler and the gRPC implementation from the config and ports. */
 export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconciler; api: VmdApi; console?: ConsoleWatcher } {
@@ -46,6 +50,7 @@ export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconc
     statsIntervalMs: config.system.fencing.intervals.keepalive_interval * 1000,
     migrations,
     rbd: config.functions.enable_storage && ports.rbd ? new RbdStartGuard(ports.rbd) : undefined,
+    bridges: ports.bridges && { port: ports.bridges, boundMs: BRIDGE_WAIT_MS, node: config.node },
     flusher: new NodeFlusher({ zk: ports.zk, hv: ports.hv, clock: ports.clock, logger: ports.logger.child({ component: 'flush' }), node: config.node }),
     onObserved: watcher && ((desired, observed) => watcher.sync(desired, observed)),
   });
