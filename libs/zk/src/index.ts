@@ -25,3 +25,5 @@ export { READ_TIMEOUT_CAP_MS } from './real/read-timeout.js';
 export { ZkLogSink, appendTrimmed } from './log-sink.js';
 export type { ZkLogSinkOptions, ZkLogSinkState, ZkLogSinkStats } from './log-sink.js';
 export * from './server-settings.js';
+export * from './networks.js';
+export * from './networks-addr.js';

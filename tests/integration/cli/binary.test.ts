@@ -130,10 +130,10 @@ describe('pvc binary', () => {
     assert.equal(r.stdout, '');
   });
 
-  it('network and storage commands exit 1 saying they are not available yet', async () => {
-    const net = await pvc(['network', 'list'], env);
+  it('storage and network sriov commands exit 1 saying they are not available yet', async () => {
+    const net = await pvc(['network', 'sriov', 'vf'], env);
     assert.equal(net.code, 1);
-    assert.match(net.stderr, /^pvc: network list: managed networks are not available yet[^\n]*\n$/);
+    assert.match(net.stderr, /^pvc: sriov vf: SR-IOV is not available yet[^\n]*\n$/);
     const st = await pvc(['storage', 'status'], env);
     assert.equal(st.code, 1);
     assert.match(st.stderr, /^pvc: storage status: Ceph storage management is not available yet[^\n]*\n$/);

@@ -107,5 +107,6 @@ describe('withNames and sourceOf', () => {
     assert.equal(sourceOf('name', ['cluster', 'init']), undefined);
     assert.equal(sourceOf('file', ['vm', 'define']), 'file');
     assert.equal(sourceOf('fault-id', ['cluster', 'fault', 'ack']), 'fault');
+    assert.equal(sourceOf('net', ['network', 'info']), 'network');
   });
 });

@@ -6,7 +6,7 @@
  */
 
 /** Where names that are not in the tree come from. */
-export type DynamicSource = 'vm' | 'node' | 'connection' | 'fault';
+export type DynamicSource = 'vm' | 'node' | 'connection' | 'fault' | 'network';
 
 /** One option of a command, as completion sees it. */
 export interface CompletionOption {
@@ -54,13 +54,14 @@ export interface Completion {
   zk?: string;
 }
 
-/** Which names an argument or option value called `name` takes (`<vm>`, `<node>`, connection `<name>`). */
+/** Which names an argument or option value called `name` takes (`<vm>`, `<node>`, `<net>`, connection `<name>`). */
 export function sourceOf(name: string, path: readonly string[]): DynamicSource | 'file' | undefined {
   const n = name.toLowerCase();
   if (n === 'vm' || n === 'vms' || n === 'domain') return 'vm';
   if (n === 'node' || n === 'nodes' || n === 'target') return 'node';
   if (n === 'connection' || (n === 'name' && path[0] === 'connection')) return 'connection';
   if (n === 'fault-id' || n === 'fault') return 'fault';
+  if (n === 'net' || n === 'network') return 'network';
   if (n === 'file' || n === 'path' || n.endsWith('file') || n.endsWith('-path')) return 'file';
   return undefined;
 }

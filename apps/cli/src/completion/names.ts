@@ -1,3 +1,4 @@
+import { readClientNetworks } from '@pvc/zk';
 import type { CliContext } from '../context.js';
 import { readStore } from '../connection.js';
 import { listNodes, listVmRefs } from '../lookup.js';
@@ -8,7 +9,7 @@ import type { Completion, DynamicSource } from './candidates.js';
 export const COMPLETION_ZK_TIMEOUT_S = 2;
 
 /**
- * Names of VMs, nodes or faults (from the cluster, through `-c`/`--zk` given on the line or the usual
+ * Names of VMs, nodes, faults or networks (VNIs and descriptions) (from the cluster, through `-c`/`--zk` given on the line or the usual
  * connection) or of stored connections. Any failure (no cluster, unreachable, malformed store)
  * gives no names: completion never prints an error.
  */
@@ -24,6 +25,7 @@ export async function dynamicNames(ctx: CliContext, source: DynamicSource, line:
     const { zk } = await ctx.cluster();
     if (source === 'vm') return (await listVmRefs(zk)).map((r) => r.name).filter((n) => n !== '');
     if (source === 'fault') return await faultIds(zk);
+    if (source === 'network') return (await readClientNetworks(zk)).networks.flatMap((n) => [String(n.vni), n.description]);
     return await listNodes(zk);
   } catch {
     return [];
