@@ -42,7 +42,7 @@ describe('firewall with the real nft in a network namespace (root)', () => {
   });
 
   test('start: table inet filter with the forward and input base chains (filter, priority 0, accept); files root only', async () => {
-    assert.deepEqual(await firewall.start(), { status: 'loaded', reasons: ['start'] });
+    assert.deepEqual(await firewall.start(), { status: 'loaded', reasons: ['start'], skipped: [] });
     const ruleset = await rulesetWhen('table inet filter with its two chains', (r) => filterChains(r).size === 2);
     assert.deepEqual(ruleset, [{ table: { family: 'inet', name: 'filter' } }, { chain: BASE_CHAINS.forward }, { chain: BASE_CHAINS.input }]);
     const nft = join(dir, 'nft');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AbortedError, createLogger, FakeExec, withTempDir, type ExecResult } from '@pvc/runtime';
 import { Firewall, type FirewallDeps } from './firewall.js';
@@ -27,7 +27,7 @@ test('start writes the base file (0600, dirs 0700), checks it, then loads it, ea
     const exec = new FakeExec().on('nft', (_c, o) => (timeouts.push(o.timeoutMs), { exitCode: 0, stdout: '', stderr: '' }));
     const { firewall, logs, base } = setup(dir, exec);
     const outcome = await firewall.start();
-    assert.deepEqual(outcome, { status: 'loaded', reasons: ['start'] });
+    assert.deepEqual(outcome, { status: 'loaded', reasons: ['start'], skipped: [] });
     assert.deepEqual(exec.lines(), [`nft -c -f ${base}`, `nft -f ${base}`]);
     assert.deepEqual(timeouts, [4321, 4321]);
     const nft = join(dir, 'nft');
@@ -51,7 +51,7 @@ test('start writes the base file (0600, dirs 0700), checks it, then loads it, ea
     );
     assert.equal(mode(base), 0o600);
     for (const d of [nft, join(nft, 'static'), join(nft, 'networks')]) assert.equal(mode(d), 0o700, d);
-    assert.equal(existsSync(`${base}.tmp`), false);
+    assert.deepEqual(readdirSync(nft).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
     assert.deepEqual(logs.map((l) => l.msg), ['firewall ruleset loaded']);
     assert.equal(firewall.last, outcome);
   }));
@@ -174,11 +174,11 @@ test('reloads are serialized: requests during a pass lead to exactly one more pa
     await waitGate(); // the check of pass 1 answers; its load is now running
     const during = [firewall.reload('network 1000 added'), firewall.reload('network 1001 added'), firewall.reload('acl changed')];
     await waitGate(); // load of pass 1
-    assert.deepEqual(await first, { status: 'loaded', reasons: ['start'] });
+    assert.deepEqual(await first, { status: 'loaded', reasons: ['start'], skipped: [] });
     await waitGate(); // check of pass 2
     await waitGate(); // load of pass 2
     const served = await Promise.all(during);
-    for (const o of served) assert.deepEqual(o, { status: 'loaded', reasons: ['network 1000 added', 'network 1001 added', 'acl changed'] });
+    for (const o of served) assert.deepEqual(o, { status: 'loaded', reasons: ['network 1000 added', 'network 1001 added', 'acl changed'], skipped: [] });
     assert.equal(firewall.passes, 2);
     assert.equal(maxInFlight, 1);
     assert.deepEqual(exec.lines(), [`nft -c -f ${base}`, `nft -f ${base}`, `nft -c -f ${base}`, `nft -f ${base}`]);

@@ -39,6 +39,16 @@ export function baseRuleset(layout: NftLayout): string {
   return [
     '# Written by netd; rewritten and reloaded by netd (nft -f), do not edit.',
     'flush ruleset',
+    ...baseTableLines(),
+    `include "${layout.staticDir}/*"`,
+    `include "${layout.networksDir}/*"`,
+    '',
+  ].join('\n');
+}
+
+/** Table `inet filter` with the `forward` and `input` base chains (filter hooks, priority 0, accept). */
+export function baseTableLines(): string[] {
+  return [
     'table inet filter {',
     '  chain forward {',
     '    type filter hook forward priority 0; policy accept;',
@@ -47,8 +57,5 @@ export function baseRuleset(layout: NftLayout): string {
     '    type filter hook input priority 0; policy accept;',
     '  }',
     '}',
-    `include "${layout.staticDir}/*"`,
-    `include "${layout.networksDir}/*"`,
-    '',
-  ].join('\n');
+  ];
 }
