@@ -5,6 +5,8 @@
 import type { ServiceContext } from '@pvc/rpc';
 import { createExec, realClock } from '@pvc/runtime';
 import { RealZkClient } from '@pvc/zk';
+import { ClientNetworkFollower, ownFacts } from './clientnet/follower.js';
+import { createIpDevices } from './clientnet/ip-devices.js';
 import { netdPrimaryDuties } from './duties.js';
 import { floatingAddresses, removeLeftovers } from './floating/floating.js';
 import { createIpAddresses } from './floating/ip-addresses.js';
@@ -34,6 +36,16 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
   const floatingDeps = { addresses: createIpAddresses({ exec }), logger: logger.child({ component: 'floating' }) };
   // Before the handlers are published: a SetPrimary cannot race the clean-up.
   await removeLeftovers(floating, floatingDeps);
+  const firewall = new Firewall({
+    enabled: config.functions.enable_networking,
+    dynamicDirectory: config.system.configuration.directories.dynamic_directory,
+    exec,
+    logger: logger.child({ component: 'firewall' }),
+  });
+  const own = ownFacts(config);
+  const clientNetworks = own && new ClientNetworkFollower({
+    zk, devices: createIpDevices({ exec }), firewall, clock: realClock, logger: logger.child({ component: 'client-networks' }), node: config.node, own,
+  });
   const netd = new Netd({
     logger,
     sampler: new NetStatsSampler({
@@ -45,12 +57,8 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
     }),
     networks: new NetworkCounter(zk, logger.child({ component: 'networks' })),
     role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps) }),
-    firewall: new Firewall({
-      enabled: config.functions.enable_networking,
-      dynamicDirectory: config.system.configuration.directories.dynamic_directory,
-      exec,
-      logger: logger.child({ component: 'firewall' }),
-    }),
+    firewall,
+    clientNetworks,
   });
   publish(netd);
   try {

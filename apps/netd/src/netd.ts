@@ -1,9 +1,11 @@
 /**
  * netd's service object: network statistics and the client-network count for keepalives, the
- * primary role, and the node's nftables ruleset (loaded at start). Host networking, client
- * networks, dnsmasq, floating IPs and the other primary duties come in later issues.
+ * primary role (floating addresses), the node's nftables ruleset (loaded at start), and the client
+ * networks' devices and firewall files (following `/networks`). dnsmasq and the gateways on the
+ * primary are built (`dhcp/`) but not wired yet.
  */
 import type { Logger } from '@pvc/runtime';
+import type { ClientNetworkFollower } from './clientnet/follower.js';
 import type { Firewall } from './nft/index.js';
 import type { NetworkCounter } from './network-count.js';
 import type { NetStatsSampler } from './netstats.js';
@@ -24,6 +26,8 @@ export interface NetdDeps {
   role: PrimaryRole;
   /** The node's nftables ruleset; absent only in tests that do not exercise it. */
   firewall?: Firewall;
+  /** Client network devices and firewall files following `/networks`; absent without networking. */
+  clientNetworks?: ClientNetworkFollower | undefined;
 }
 
 /** netd's work: sampler and watch running until shutdown, answers for the gRPC handlers. */
@@ -58,10 +62,12 @@ export class Netd {
   async run(signal: AbortSignal): Promise<void> {
     await this.deps.firewall?.start(signal);
     this.deps.networks.start();
+    this.deps.clientNetworks?.start(signal);
     try {
       await this.deps.sampler.run(signal);
     } finally {
       this.deps.networks.stop();
+      await this.deps.clientNetworks?.stop();
       await this.deps.firewall?.idle();
       await this.deps.role.set(false, 'shutdown').catch((err: unknown) => {
         this.deps.logger.error({ err: String(err) }, 'primary duties did not stop cleanly at shutdown');

@@ -15,6 +15,7 @@ export {
   type LineSink,
 } from './check.js';
 export { NETWORK_NAMES } from './types.js';
+export { resolveNodeAddress } from './rules.js';
 export type {
   Config,
   AddressSpec,
