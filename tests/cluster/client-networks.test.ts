@@ -5,20 +5,40 @@
  * flooding entry per other host, and load the network's nft chains; an ACL added with `pvc network
  * acl add` appears in the chain; `pvc network modify --mtu` applies live; `pvc network remove`
  * leaves no device and no chain behind on any host. Prints the time from `network add` to every
- * host's bridge up (the DHCP part of issue 12's figure is not wired yet).
+ * host's bridge up.
+ *
+ * DHCP (item 2): the network has a DHCP range; the primary holds the gateway on its `vmbr<vni>` and
+ * runs the network's dnsmasq. A "guest" — a namespace whose veth is a port of `vmbr<vni>` on a host
+ * that is not primary — gets a lease with busybox udhcpc across the VXLAN, the lease appears in
+ * Zookeeper under `dhcp4_leases/<mac>`, and the guest pings the gateway. After `pvc node primary
+ * <other>` the gateway and dnsmasq are on the new primary only, and a renewal gets the same address.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { leaseKeys, readKeyIfExists } from '@pvc/zk';
 import { createExec, realClock } from '@pvc/runtime';
 import type { ClusterHost } from './harness/index.js';
 import { missingPrerequisites } from './harness/index.js';
 import { startFailoverCluster, type FailoverCluster } from './failover-scenario.js';
 import { staleBuilds } from './pvc-node.js';
+import { udhcpcOnce, writeUdhcpcScript } from '../support/udhcpc.js';
 import { waitUntil } from '../support/wait.js';
 
 const SETTINGS = { keepaliveInterval: 1, fenceIntervals: 5 };
 const VNI = 1100;
 const log = (l: string): void => console.log(`  [client-networks] ${l}`);
+const GUEST = 'pvccn-guest';
+const GUEST_MAC = '52:54:00:11:00:01';
+
+const run = (cmd: string, ...args: string[]): string => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr.trim()}`);
+  return r.stdout;
+};
 
 interface HostView {
   bridge?: { mtu: number; up: boolean };
@@ -58,14 +78,29 @@ describe('cluster: client networks follow /networks on every host', { timeout: 3
   });
 
   after(async () => {
+    spawnSync('ip', ['netns', 'del', GUEST]);
     await fc?.close();
   });
+
+  /** Hosts holding the gateway on vmbr<vni>, and hosts running the network's dnsmasq. */
+  const servers = async (gateway: string): Promise<{ gateway: string[]; dnsmasq: string[] }> => {
+    const out = { gateway: [] as string[], dnsmasq: [] as string[] };
+    for (const h of fc!.cluster.hosts) {
+      const addrs = (await exec.run('ip', ['-n', h.netns, '-4', '-o', 'address', 'show', 'dev', `vmbr${VNI}`])).stdout;
+      if (addrs.includes(` ${gateway}/`)) out.gateway.push(h.name);
+      // dnsmasq's DHCP socket (bound to the bridge: bind-interfaces).
+      const udp = (await exec.run('ip', ['netns', 'exec', h.netns, 'ss', '-H', '-l', '-n', '-u', '-p', 'sport = :67'])).stdout;
+      if (/dnsmasq/.test(udp)) out.dnsmasq.push(h.name);
+    }
+    return out;
+  };
 
   it('add → devices and chains on every host; ACL; live MTU; remove → nothing left', async () => {
     const { cluster, cli } = fc!;
     const hosts = cluster.hosts;
     const t0 = realClock.now();
-    await cli.ok('network', 'add', String(VNI), '-d', 'cnet', '-p', 'managed', '-i', '10.111.0.0/24', '-g', '10.111.0.1');
+    await cli.ok('network', 'add', String(VNI), '-d', 'cnet', '-p', 'managed', '-i', '10.111.0.0/24', '-g', '10.111.0.1',
+      '--dhcp', '--dhcp-start', '10.111.0.100', '--dhcp-end', '10.111.0.199');
     await waitUntil(async () => (await Promise.all(hosts.map(view))).every((v) => v.bridge?.up === true && v.vxlan?.master === `vmbr${VNI}`), {
       what: `vmbr${VNI} with vxlan${VNI} up on every host`, timeoutMs: 30_000, intervalMs: 100,
     });
@@ -81,6 +116,8 @@ describe('cluster: client networks follow /networks on every host', { timeout: 3
       what: `chains vxlan${VNI}-in/-out on every host`, timeoutMs: 20_000, intervalMs: 200,
     });
 
+    await dhcpAcrossVxlan();
+
     await cli.ok('network', 'acl', 'add', String(VNI), '-d', 'noping', '-r', 'icmp type echo-request drop', '--in');
     await waitUntil(async () => (await Promise.all(hosts.map(view))).every((v) => v.aclRules.length === 1), {
       what: 'the ACL in the chain on every host', timeoutMs: 20_000, intervalMs: 200,
@@ -92,8 +129,54 @@ describe('cluster: client networks follow /networks on every host', { timeout: 3
     });
 
     await cli.ok('network', 'remove', String(VNI), '--yes');
-    await waitUntil(async () => (await Promise.all(hosts.map(view))).every((v) => !v.bridge && !v.vxlan && v.chains.length === 0), {
-      what: 'no device and no chain of the network on any host', timeoutMs: 30_000, intervalMs: 200,
+    await waitUntil(async () => (await Promise.all(hosts.map(view))).every((v) => !v.bridge && !v.vxlan && v.chains.length === 0)
+      && (await servers('10.111.0.1')).dnsmasq.length === 0, {
+      what: 'no device, no chain and no dnsmasq of the network on any host', timeoutMs: 30_000, intervalMs: 200,
     });
   });
+
+  /** The DHCP part: lease across the VXLAN from the primary's dnsmasq, ZK lease, handover, renewal. */
+  async function dhcpAcrossVxlan(): Promise<void> {
+    const { cluster, cli, zk } = fc!;
+    const primary = fc!.primary;
+    await waitUntil(async () => {
+      const s = await servers('10.111.0.1');
+      return s.gateway.join() === primary && s.dnsmasq.join() === primary;
+    }, { what: `gateway and dnsmasq of network ${VNI} on the primary ${primary} only`, timeoutMs: 30_000, intervalMs: 250 });
+    const host = cluster.hosts.find((h) => h.name !== primary)!;
+    spawnSync('ip', ['netns', 'del', GUEST]);
+    run('ip', 'netns', 'add', GUEST);
+    run('ip', 'link', 'add', 'gst0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', GUEST);
+    run('ip', 'link', 'set', 'gst0', 'netns', host.netns);
+    run('ip', '-n', host.netns, 'link', 'set', 'gst0', 'master', `vmbr${VNI}`, 'up');
+    run('ip', '-n', GUEST, 'link', 'set', 'eth0', 'address', GUEST_MAC);
+    run('ip', '-n', GUEST, 'link', 'set', 'eth0', 'up');
+    run('ip', '-n', GUEST, 'link', 'set', 'lo', 'up');
+    const dir = mkdtempSync(join(tmpdir(), 'pvccn-'));
+    try {
+      const script = writeUdhcpcScript(dir);
+      const events = join(dir, 'events');
+      const t0 = realClock.now();
+      const leased = (await waitUntil(() => udhcpcOnce(GUEST, script, events), { what: `a DHCP lease for the guest on ${host.name}`, timeoutMs: 60_000, intervalMs: 500 }))!;
+      log(`guest on ${host.name} leased ${leased} from ${primary}'s dnsmasq across the VXLAN in ${realClock.now() - t0} ms`);
+      assert.match(leased, /^10\.111\.0\.1\d\d$/);
+      const lease = leaseKeys(VNI, GUEST_MAC);
+      const stored = await waitUntil(async () => readKeyIfExists(zk, lease.ipaddr), { what: 'the lease in Zookeeper', timeoutMs: 15_000, intervalMs: 200 });
+      assert.equal(stored, leased);
+      run('ip', 'netns', 'exec', GUEST, 'ping', '-c', '1', '-W', '2', '10.111.0.1');
+
+      const other = cluster.hosts.find((h) => h.name !== primary && h.name !== host.name)!;
+      await cli.ok('node', 'primary', other.name, '--wait');
+      await waitUntil(async () => {
+        const s = await servers('10.111.0.1');
+        return s.gateway.join() === other.name && s.dnsmasq.join() === other.name;
+      }, { what: `gateway and dnsmasq on the new primary ${other.name} only`, timeoutMs: 30_000, intervalMs: 250 });
+      const renewed = await waitUntil(() => udhcpcOnce(GUEST, script, events, ['-r', leased]), { what: 'a renewal from the new primary', timeoutMs: 60_000, intervalMs: 500 });
+      assert.equal(renewed, leased, 'the same address after the handover');
+      run('ip', 'netns', 'exec', GUEST, 'ping', '-c', '1', '-W', '2', '10.111.0.1');
+      log(`after the handover to ${other.name}: renewed ${renewed}, gateway answers`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 });

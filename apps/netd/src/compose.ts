@@ -6,6 +6,8 @@ import type { ServiceContext } from '@pvc/rpc';
 import { createExec, realClock } from '@pvc/runtime';
 import { RealZkClient } from '@pvc/zk';
 import { ClientNetworkFollower, ownFacts } from './clientnet/follower.js';
+import { ClientNetworkPrimary } from './clientnet/primary.js';
+import { createDnsmasqHost, defaultHookCommand, DnsmasqProcess } from './dhcp/index.js';
 import { createIpDevices } from './clientnet/ip-devices.js';
 import { netdPrimaryDuties } from './duties.js';
 import { floatingAddresses, removeLeftovers } from './floating/floating.js';
@@ -43,8 +45,20 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
     logger: logger.child({ component: 'firewall' }),
   });
   const own = ownFacts(config);
+  const dirs = config.system.configuration.directories;
+  const dnsmasqHost = createDnsmasqHost();
+  const primary = new ClientNetworkPrimary({
+    addresses: floatingDeps.addresses,
+    logger: logger.child({ component: 'client-networks' }),
+    dnsmasq: (vni) => new DnsmasqProcess(vni, {
+      exec, clock: realClock, logger: logger.child({ component: 'dnsmasq' }), host: dnsmasqHost,
+      dirs: { dynamicDirectory: dirs.dynamic_directory, logDirectory: dirs.log_directory },
+      zk: { hosts: config.cluster.coordinators, port: config.database.zookeeper.port },
+      hookCommand: defaultHookCommand(),
+    }),
+  });
   const clientNetworks = own && new ClientNetworkFollower({
-    zk, devices: createIpDevices({ exec }), firewall, clock: realClock, logger: logger.child({ component: 'client-networks' }), node: config.node, own,
+    zk, devices: createIpDevices({ exec }), firewall, clock: realClock, logger: logger.child({ component: 'client-networks' }), node: config.node, own, primary,
   });
   const netd = new Netd({
     logger,
@@ -56,7 +70,7 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
       configured: configuredDevices(config.system.configuration.networking),
     }),
     networks: new NetworkCounter(zk, logger.child({ component: 'networks' })),
-    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps) }),
+    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps, clientNetworks) }),
     firewall,
     clientNetworks,
   });

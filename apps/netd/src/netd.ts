@@ -1,8 +1,8 @@
 /**
  * netd's service object: network statistics and the client-network count for keepalives, the
  * primary role (floating addresses), the node's nftables ruleset (loaded at start), and the client
- * networks' devices and firewall files (following `/networks`). dnsmasq and the gateways on the
- * primary are built (`dhcp/`) but not wired yet.
+ * networks' devices and firewall files (following `/networks`), with their gateways and dnsmasq on
+ * the primary.
  */
 import type { Logger } from '@pvc/runtime';
 import type { ClientNetworkFollower } from './clientnet/follower.js';

@@ -23,6 +23,7 @@ import type { NetworkFirewallSpec } from '../nft/network-ruleset.js';
 import { convergeClientNetworks, type ConvergeResult } from './converge.js';
 import type { ClientDevicePort } from './device-port.js';
 import type { ClientNetwork, NodeFacts } from './model.js';
+import type { ClientNetworkPrimary } from './primary.js';
 
 /** Default period of the resync pass, ms. */
 export const RESYNC_MS = 10_000;
@@ -81,6 +82,8 @@ export interface FollowerDeps {
   own: OwnFacts;
   /** Resync period, ms (default {@link RESYNC_MS}). */
   resyncMs?: number;
+  /** Gateways and dnsmasq while this node is primary ({@link setPrimary}); absent = not served. */
+  primary?: ClientNetworkPrimary | undefined;
 }
 
 /** What one pass did (tests). */
@@ -96,6 +99,7 @@ export class ClientNetworkFollower {
   private readonly unsubs: Unsubscribe[] = [];
   private readonly perNetwork = new Map<string, Unsubscribe[]>();
   private nodes: readonly string[] = [];
+  private isPrimary = false;
   private signal: AbortSignal | undefined;
   /** Messages logged for the current state (a problem is logged once, again only after it went away). */
   private logged = new Set<string>();
@@ -131,6 +135,16 @@ export class ClientNetworkFollower {
     await this.runner.idle();
   }
 
+  /**
+   * netd's primary duty `client-networks`: on takeover the gateways and dnsmasq of the managed
+   * networks are set up by a pass; on relinquish (and at shutdown) they are taken down, even
+   * without Zookeeper. Resolves when that pass is done; never rejects.
+   */
+  async setPrimary(on: boolean, reason: string): Promise<void> {
+    this.isPrimary = on;
+    await this.request(`${on ? 'takeover' : 'relinquish'}: ${reason}`);
+  }
+
   /** Asks for a pass; resolves with the outcome of a pass that started after this call. */
   request(reason: string): Promise<FollowerPass> {
     return this.runner.request(reason);
@@ -151,6 +165,7 @@ export class ClientNetworkFollower {
         watchKey(zk, networkKeys(vni).mtu, again('mtu'), this.deps.logger),
         zk.watchChildren(p.firewallIn, again('ACLs in')),
         zk.watchChildren(p.firewallOut, again('ACLs out')),
+        zk.watchChildren(p.reservations, again('DHCP reservations')),
       ]);
     }
   }
@@ -164,6 +179,9 @@ export class ClientNetworkFollower {
     this.passes++;
     const { logger } = this.deps;
     const next = new Set<string>();
+    const primary = this.isPrimary;
+    // Not primary: serve nothing, whatever Zookeeper says (it may be unreachable: a lost lease).
+    if (!primary) await this.deps.primary?.sync(false, [], () => false);
     try {
       const tree = await readClientNetworks(this.deps.zk, { signal: this.signal });
       for (const p of tree.problems) {
@@ -180,6 +198,10 @@ export class ClientNetworkFollower {
       }
       for (const p of result.problems) {
         this.logOnce(next, `device-problem ${p.vni} ${p.reason}`, () => logger.error({ vni: p.vni, reason: p.reason, problem: p.detail }, 'client network not set up on this node'));
+      }
+      if (primary) {
+        const broken = new Set([...result.failed.map((f) => f.vni), ...result.problems.map((p) => p.vni), ...result.skipped.map((a) => a.vni)]);
+        await this.deps.primary?.sync(this.isPrimary, tree.networks, (vni) => !broken.has(vni));
       }
       await this.deps.firewall?.setNetworks(tree.networks.filter((n) => n.type === 'managed').map(firewallSpec), reasons.join(', '));
       this.logged = next;

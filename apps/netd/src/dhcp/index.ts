@@ -1,7 +1,6 @@
 /**
  * netd's DHCP/DNS server for managed networks (issue 12, item 2): one dnsmasq per network on the
- * primary, reservations as hosts files, leases in Zookeeper through the lease hook. Not wired into
- * netd's duties yet.
+ * primary, reservations as hosts files, leases in Zookeeper through the lease hook. Driven by `clientnet/primary.ts`.
  */
 export { dnsmasqArgs, dnsmasqEnv, validateNetwork, HOOK_ENV, type DnsmasqNetwork, type HookZk } from './dnsmasq-args.js';
 export { DnsmasqProcess, DEFAULT_DNSMASQ_TIMING, type DnsmasqProcessDeps, type DnsmasqState, type DnsmasqTiming } from './dnsmasq-process.js';
