@@ -11,6 +11,9 @@ DEBIAN_PACKAGES=(
   libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 qemu-utils pkg-config
   # the tiny guest: Debian's kernel + a busybox initramfs
   linux-image-cloud-amd64 busybox-static cpio
+  # one-host Ceph of the integration tier (mon, mgr, one bluestore OSD on a sparse file; rbd), and
+  # QEMU's RBD block driver (block-rbd.so: a QEMU holding an image's exclusive lock in the tests)
+  ceph-mon ceph-mgr ceph-osd ceph-common qemu-block-extra
   # IPMI simulator and client (fencing)
   openipmi ipmitool
   # host networking in namespaces

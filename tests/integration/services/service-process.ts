@@ -25,8 +25,11 @@ export interface ServiceProcess {
   cleanup(): Promise<void>;
 }
 
-/** Starts `service` with the sample config plus `edits`, in a fresh temp directory. */
-export async function startService(service: ServiceName, edits: [string, unknown][] = []): Promise<ServiceProcess> {
+/**
+ * Starts `service` with the sample config plus `edits`, in a fresh temp directory; `env` is added to
+ * this process's environment (e.g. `CEPH_CONF` for cephd's `rbd`).
+ */
+export async function startService(service: ServiceName, edits: [string, unknown][] = [], env: Record<string, string> = {}): Promise<ServiceProcess> {
   const main = join(ROOT, 'apps', service, 'dist', 'main.js');
   assert.ok(existsSync(main), `${main} missing: run the build first (npx tsc -b apps/${service})`);
   const dir = mkdtempSync(join(tmpdir(), `pvc-${service}-`));
@@ -42,7 +45,7 @@ export async function startService(service: ServiceName, edits: [string, unknown
     ['pvc.functions.enable_networking', false],
     ...edits,
   );
-  const child = spawn(process.execPath, [main, '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main, '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
