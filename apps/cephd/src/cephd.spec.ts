@@ -11,6 +11,7 @@ function cephd(opts: { enabled: boolean; zk?: ZkClient; exec?: FakeExec }): Ceph
   return new Cephd({
     node: 'hv1',
     storageEnabled: opts.enabled,
+    storageAddress: '10.254.0.1',
     zk: opts.zk,
     exec: opts.exec ?? new FakeExec(),
     logger,
@@ -24,7 +25,7 @@ test('storage disabled: stats say so with 0 OSDs; flushLocks is refused naming t
   const exec = new FakeExec();
   const c = cephd({ enabled: false, exec });
   assert.deepEqual(await c.getStorageStats(), { enabled: false, osdCount: 0 });
-  const err = await rejectionOf(c.flushLocks(['vms/a']), StorageDisabledError);
+  const err = await rejectionOf(c.flushLocks(['vms/a'], 'force'), StorageDisabledError);
   assert.equal(err.code, 'STORAGE_DISABLED');
   assert.equal(err.message, 'storage is not enabled on hv1');
   assert.deepEqual(exec.lines(), []);
@@ -56,7 +57,18 @@ test('storage enabled: counts the OSDs whose node is us; keeps the last count wh
 test('storage enabled: flushLocks reports per image and never rejects for rbd failures', async () => {
   const exec = new FakeExec().on('rbd lock list --format json vms/a', { stdout: '[]' });
   const c = cephd({ enabled: true, exec });
-  assert.deepEqual(await c.flushLocks(['vms/a', 'vms/b']), { flushed: ['vms/a'], failed: ['vms/b: rbd lock list failed: rbd: command not found'] });
+  assert.deepEqual(await c.flushLocks(['vms/a', 'vms/b'], 'own'), { flushed: ['vms/a'], failed: ['vms/b: rbd lock list failed: rbd: command not found'], held: [] });
+});
+
+test('storage enabled: the own mode compares with the configured storage address; force removes all', async () => {
+  const locks = JSON.stringify([{ id: 'auto 7', locker: 'client.7', address: '10.254.0.2:0/7' }]);
+  const exec = new FakeExec().on('rbd lock list --format json vms/a', { stdout: locks }).on('rbd lock remove', {});
+  const c = cephd({ enabled: true, exec });
+  const own = await c.flushLocks(['vms/a'], 'own');
+  assert.deepEqual(own.held, [{ image: 'vms/a', lockId: 'auto 7', locker: 'client.7', address: '10.254.0.2:0/7' }]);
+  assert.match(own.failed[0] ?? '', /storage address is 10\.254\.0\.1/);
+  assert.deepEqual(await c.flushLocks(['vms/a'], 'force'), { flushed: ['vms/a'], failed: [], held: [] });
+  assert.deepEqual(exec.lines(), ['rbd lock list --format json vms/a', 'rbd lock list --format json vms/a', 'rbd lock remove vms/a auto 7 client.7']);
 });
 
 test('run drops the primary role at shutdown', async () => {

@@ -5,7 +5,7 @@
  */
 import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
 import type { ZkClient } from '@pvc/zk';
-import { flushLocks, type FlushResult } from './lock-flush.js';
+import { flushLocks, type FlushMode, type FlushResult } from './lock-flush.js';
 import { countLocalOsds } from './osd-count.js';
 import type { PrimaryRole } from '@pvc/rpc';
 
@@ -27,6 +27,11 @@ export interface CephdDeps {
   node: string;
   /** `functions.enable_storage`. */
   storageEnabled: boolean;
+  /**
+   * This node's storage address (`system.configuration.networking.storage`, by-id or static, as
+   * resolved by the config): the address a lock held by this node shows. Undefined = none.
+   */
+  storageAddress: string | undefined;
   /** Present when storage is enabled (cephd does not talk to Zookeeper otherwise). */
   zk: ZkClient | undefined;
   exec: Exec;
@@ -71,12 +76,17 @@ export class Cephd {
     return { enabled: true, osdCount: this.osdCount };
   }
 
-  /** Removes every lock on each image; per-image failures are in `failed`. Refused when storage is off. */
-  async flushLocks(images: readonly string[]): Promise<FlushResult> {
+  /**
+   * Frees the locks on each image: in `own` mode (before a start here) only those held from this
+   * node's storage address, refusing images held from elsewhere; in `force` mode (fence recovery)
+   * all. Per-image failures are in `failed`, foreign holders in `held`. Refused when storage is off.
+   */
+  async flushLocks(images: readonly string[], mode: FlushMode): Promise<FlushResult> {
     if (!this.deps.storageEnabled) throw new StorageDisabledError(this.deps.node);
-    const { exec, logger, rbdTimeoutMs } = this.deps;
-    const result = await flushLocks({ exec, logger, commandTimeoutMs: rbdTimeoutMs, signal: this.stopping }, images);
-    logger.info({ flushed: result.flushed, failed: result.failed }, 'RBD lock flush');
+    const { exec, logger, rbdTimeoutMs, storageAddress } = this.deps;
+    const deps = { exec, logger, commandTimeoutMs: rbdTimeoutMs, signal: this.stopping };
+    const result = await flushLocks(deps, images, { mode, ownAddress: storageAddress });
+    logger.info({ mode, flushed: result.flushed, failed: result.failed, held: result.held }, 'RBD lock flush');
     return result;
   }
 

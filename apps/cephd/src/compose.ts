@@ -32,9 +32,14 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
   zk?.on('connected', (e) => logger.info({ newSession: e.newSession }, 'Zookeeper connected'));
   zk?.on('suspended', () => logger.warn('Zookeeper connection lost; the OSD count stays at its last value'));
   if (!storageEnabled) logger.info('storage is not enabled on this node (functions.enable_storage): no Ceph work');
+  const storageAddress = config.system.configuration.networking?.storage.resolved?.ip;
+  if (storageEnabled && storageAddress === undefined) {
+    logger.warn('this node has no storage address (system.configuration.networking.storage): no RBD lock counts as its own, so a start refuses any locked image');
+  }
   const cephd = new Cephd({
     node: config.node,
     storageEnabled,
+    storageAddress,
     zk,
     exec: createExec(logger.child({ component: 'exec' })),
     logger,

@@ -1,53 +1,117 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExecError, FakeExec, silentLogger, TimeoutError } from '@pvc/runtime';
-import { flushLocks, parseLockList } from './lock-flush.js';
+import { createLogger, ExecError, FakeExec, TimeoutError, type Logger } from '@pvc/runtime';
+import { flushLocks, type FlushMode } from './lock-flush.js';
 
-const deps = (exec: FakeExec) => ({ exec, logger: silentLogger(), commandTimeoutMs: 1234 });
+/** A logger whose JSON lines are kept in `lines`. */
+function logCapture(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const destination = { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) };
+  return { logger: createLogger({ service: 'cephd', node: 'hv1', debug: true, dates: false, destination }), lines };
+}
 
-const octopus = JSON.stringify([
-  { id: 'auto 139643345791728', locker: 'client.4123', address: '10.0.0.1:0/123' },
-  { id: 'auto 139643345791729', locker: 'client.4124', address: '10.0.0.2:0/456' },
+const OWN = '10.254.0.1';
+const deps = (exec: FakeExec) => ({ exec, logger: logCapture().logger, commandTimeoutMs: 1234 });
+
+// Two locks of this node (a dead QEMU's and a shared one): stale, removable before a start.
+const ownLocks = JSON.stringify([
+  { id: 'auto 139643345791728', locker: 'client.4123', address: '10.254.0.1:0/123' },
+  { id: 'auto 139643345791729', locker: 'client.4124', address: 'v2:10.254.0.1:0/456' },
 ]);
-const nautilus = JSON.stringify({ 'auto 1': { locker: 'client.9', address: '10.0.0.3:0/789' } });
+// Nautilus layout, held from another node.
+const foreign = JSON.stringify({ 'auto 1': { locker: 'client.9', address: '10.254.0.2:0/789' } });
+// Shared locks from this node and another one.
+const mixed = JSON.stringify([
+  { id: 'tag 1', locker: 'client.10', address: '10.254.0.1:0/11' },
+  { id: 'tag 2', locker: 'client.20', address: '10.254.0.2:0/22' },
+]);
 
-test('parseLockList: both Ceph layouts, empty output, and malformed output', () => {
-  assert.deepEqual(parseLockList(octopus), [
-    { id: 'auto 139643345791728', locker: 'client.4123' },
-    { id: 'auto 139643345791729', locker: 'client.4124' },
-  ]);
-  assert.deepEqual(parseLockList(nautilus), [{ id: 'auto 1', locker: 'client.9' }]);
-  assert.deepEqual(parseLockList(''), []);
-  assert.deepEqual(parseLockList('[]\n'), []);
-  assert.deepEqual(parseLockList('{}'), []);
-  assert.throws(() => parseLockList('[{"id": "x"'), /malformed JSON/);
-  assert.throws(() => parseLockList('42'), /not a list of locks/);
-  assert.throws(() => parseLockList('[{"id":"x"}]'), /without id\/locker/);
-});
+const FOREIGN_REASON = /^vms\/b: locked by client\.9 at 10\.254\.0\.2:0\/789 \(lock "auto 1"\), not by this node \(this node's storage address is 10\.254\.0\.1\); not removed: another node may still be writing$/;
 
-// One row per case: what rbd answers, and what flushLocks must report and run.
+// One row per case: the mode, what rbd answers, and what flushLocks must report and run.
 const table: {
   name: string;
+  mode: FlushMode;
+  own?: string | null;
   setup: (exec: FakeExec) => void;
   images: string[];
   flushed: string[];
   failed: RegExp[];
+  held?: { image: string; locker: string; address: string }[];
   ran: string[];
 }[] = [
   {
-    name: 'locks present: each is removed, with its id and locker as separate arguments',
-    setup: (e) => e.on('rbd lock list --format json vms/vm1_disk0', { stdout: octopus }).on('rbd lock remove', {}),
-    images: ['vms/vm1_disk0'],
-    flushed: ['vms/vm1_disk0'],
+    name: 'own: this node\'s stale locks are removed, each with its id and locker as separate arguments',
+    mode: 'own',
+    setup: (e) => e.on('rbd lock list --format json vms/a', { stdout: ownLocks }).on('rbd lock remove', {}),
+    images: ['vms/a'],
+    flushed: ['vms/a'],
     failed: [],
     ran: [
-      'rbd lock list --format json vms/vm1_disk0',
-      'rbd lock remove vms/vm1_disk0 auto 139643345791728 client.4123',
-      'rbd lock remove vms/vm1_disk0 auto 139643345791729 client.4124',
+      'rbd lock list --format json vms/a',
+      'rbd lock remove vms/a auto 139643345791728 client.4123',
+      'rbd lock remove vms/a auto 139643345791729 client.4124',
+    ],
+  },
+  {
+    name: 'own: a lock held from another address is refused, named, and not removed',
+    mode: 'own',
+    setup: (e) => e.on('rbd lock list --format json vms/b', { stdout: foreign }),
+    images: ['vms/b'],
+    flushed: [],
+    failed: [FOREIGN_REASON],
+    held: [{ image: 'vms/b', locker: 'client.9', address: '10.254.0.2:0/789' }],
+    ran: ['rbd lock list --format json vms/b'],
+  },
+  {
+    name: 'own: mixed — own image flushed, foreign image refused, an image with both refused whole (its own lock kept too)',
+    mode: 'own',
+    setup: (e) => e
+      .on('rbd lock list --format json vms/a', { stdout: ownLocks })
+      .on('rbd lock list --format json vms/b', { stdout: foreign })
+      .on('rbd lock list --format json vms/c', { stdout: mixed })
+      .on('rbd lock remove', {}),
+    images: ['vms/a', 'vms/b', 'vms/c'],
+    flushed: ['vms/a'],
+    failed: [FOREIGN_REASON, /^vms\/c: locked by client\.20 at 10\.254\.0\.2:0\/22 \(lock "tag 2"\), not by this node/],
+    held: [{ image: 'vms/b', locker: 'client.9', address: '10.254.0.2:0/789' }, { image: 'vms/c', locker: 'client.20', address: '10.254.0.2:0/22' }],
+    ran: [
+      'rbd lock list --format json vms/a',
+      'rbd lock remove vms/a auto 139643345791728 client.4123',
+      'rbd lock remove vms/a auto 139643345791729 client.4124',
+      'rbd lock list --format json vms/b',
+      'rbd lock list --format json vms/c',
+    ],
+  },
+  {
+    name: 'own without a storage address: every lock is foreign',
+    mode: 'own',
+    own: null,
+    setup: (e) => e.on('rbd lock list', { stdout: ownLocks }),
+    images: ['vms/a'],
+    flushed: [],
+    failed: [/^vms\/a: locked by client\.4123 at 10\.254\.0\.1:0\/123 \(lock "auto 139643345791728"\), client\.4124 at .*this node has no storage address/],
+    held: [{ image: 'vms/a', locker: 'client.4123', address: '10.254.0.1:0/123' }, { image: 'vms/a', locker: 'client.4124', address: 'v2:10.254.0.1:0/456' }],
+    ran: ['rbd lock list --format json vms/a'],
+  },
+  {
+    name: 'force: every lock goes, foreign and own alike (fence recovery)',
+    mode: 'force',
+    setup: (e) => e.on('rbd lock list --format json vms/b', { stdout: foreign }).on('rbd lock list --format json vms/c', { stdout: mixed }).on('rbd lock remove', {}),
+    images: ['vms/b', 'vms/c'],
+    flushed: ['vms/b', 'vms/c'],
+    failed: [],
+    ran: [
+      'rbd lock list --format json vms/b',
+      'rbd lock remove vms/b auto 1 client.9',
+      'rbd lock list --format json vms/c',
+      'rbd lock remove vms/c tag 1 client.10',
+      'rbd lock remove vms/c tag 2 client.20',
     ],
   },
   {
     name: 'no locks: flushed, nothing removed',
+    mode: 'own',
     setup: (e) => e.on('rbd lock list', { stdout: '[]\n' }),
     images: ['vms/a', 'vms/b'],
     flushed: ['vms/a', 'vms/b'],
@@ -55,7 +119,8 @@ const table: {
     ran: ['rbd lock list --format json vms/a', 'rbd lock list --format json vms/b'],
   },
   {
-    name: 'malformed JSON: that image fails, the next one is still flushed',
+    name: 'malformed JSON: that image fails (nothing removed), the next one is still flushed',
+    mode: 'force',
     setup: (e) => e.on('rbd lock list --format json vms/bad', { stdout: 'rbd: garbage{' }).on('rbd lock list --format json vms/ok', { stdout: '' }),
     images: ['vms/bad', 'vms/ok'],
     flushed: ['vms/ok'],
@@ -64,6 +129,7 @@ const table: {
   },
   {
     name: 'rbd missing: every image fails with the reason',
+    mode: 'own',
     setup: (e) => e.on('rbd', () => Promise.reject(new ExecError('rbd lock list: spawn rbd ENOENT'))),
     images: ['vms/a'],
     flushed: [],
@@ -72,6 +138,7 @@ const table: {
   },
   {
     name: 'timeout: reported for the image',
+    mode: 'own',
     setup: (e) =>
       e.on('rbd lock list', (_c, opts) => Promise.reject(new TimeoutError('rbd lock list --format json vms/a', opts.timeoutMs ?? -1))),
     images: ['vms/a'],
@@ -81,6 +148,7 @@ const table: {
   },
   {
     name: 'rbd exits non-zero (image absent): its last stderr line is the reason',
+    mode: 'force',
     setup: (e) => e.on('rbd lock list', { exitCode: 2, stderr: 'rbd: error opening image a: (2) No such file or directory\n' }),
     images: ['vms/a'],
     flushed: [],
@@ -89,7 +157,8 @@ const table: {
   },
   {
     name: 'a removal refused: the image fails after the lock that could not be removed',
-    setup: (e) => e.on('rbd lock list', { stdout: nautilus }).on('rbd lock remove', { exitCode: 1, stderr: 'rbd: releasing lock failed: (16) Device or resource busy' }),
+    mode: 'force',
+    setup: (e) => e.on('rbd lock list', { stdout: foreign }).on('rbd lock remove', { exitCode: 1, stderr: 'rbd: releasing lock failed: (16) Device or resource busy' }),
     images: ['vms/a'],
     flushed: [],
     failed: [/^vms\/a: rbd lock remove failed: rbd: releasing lock failed: \(16\) Device or resource busy$/],
@@ -97,6 +166,7 @@ const table: {
   },
   {
     name: 'bad names are refused without running rbd; duplicates are handled once',
+    mode: 'own',
     setup: (e) => e.on('rbd lock list', { stdout: '[]' }),
     images: ['--pool=x/y', 'novolume', 'vms/a@snap', 'vms/a', 'vms/a'],
     flushed: ['vms/a'],
@@ -109,18 +179,31 @@ for (const row of table) {
   test(`flushLocks: ${row.name}`, async () => {
     const exec = new FakeExec();
     row.setup(exec);
-    const r = await flushLocks(deps(exec), row.images);
+    const r = await flushLocks(deps(exec), row.images, { mode: row.mode, ownAddress: row.own === null ? undefined : (row.own ?? OWN) });
     assert.deepEqual(r.flushed, row.flushed);
     assert.equal(r.failed.length, row.failed.length, r.failed.join('\n'));
     row.failed.forEach((re, i) => assert.match(r.failed[i] ?? '', re));
+    assert.deepEqual(r.held.map(({ image, locker, address }) => ({ image, locker, address })), row.held ?? []);
     assert.deepEqual(exec.lines(), row.ran);
   });
 }
 
+test('malformed JSON and a foreign holder are each logged with the image and the reason', async () => {
+  const exec = new FakeExec().on('rbd lock list --format json vms/x', { stdout: '{oops' }).on('rbd lock list --format json vms/b', { stdout: foreign });
+  const log = logCapture();
+  await flushLocks({ exec, logger: log.logger, commandTimeoutMs: 1000 }, ['vms/x', 'vms/b'], { mode: 'own', ownAddress: OWN });
+  const bad = log.lines.find((l) => l.image === 'vms/x');
+  assert.equal(bad?.msg, 'RBD lock flush failed');
+  assert.equal(bad?.reason, 'rbd lock list printed malformed JSON: "{oops"');
+  const held = log.lines.find((l) => l.image === 'vms/b');
+  assert.equal(held?.msg, 'RBD lock held by another address: refused, left in place');
+  assert.deepEqual(held?.held, [{ image: 'vms/b', lockId: 'auto 1', locker: 'client.9', address: '10.254.0.2:0/789' }]);
+});
+
 test('every rbd command gets the configured deadline', async () => {
   const exec = new FakeExec();
   const seen: (number | undefined)[] = [];
-  exec.on('rbd', (_c, opts) => (seen.push(opts.timeoutMs), { exitCode: 0, stdout: nautilus, stderr: '' }));
-  await flushLocks(deps(exec), ['vms/a']);
+  exec.on('rbd', (_c, opts) => (seen.push(opts.timeoutMs), { exitCode: 0, stdout: foreign, stderr: '' }));
+  await flushLocks(deps(exec), ['vms/a'], { mode: 'force', ownAddress: OWN });
   assert.deepEqual(seen, [1234, 1234]);
 });

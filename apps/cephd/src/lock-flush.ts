@@ -1,28 +1,37 @@
 /**
- * Force-removal of every lock on RBD images, as before restarting a VM whose node was fenced
- * (pvc-inventory §3.4): `rbd lock list --format json <img>`, then `rbd lock remove <img> <id>
- * <locker>` for each lock. Each image is handled on its own: a failure is reported for that image
- * and the others go on.
+ * Freeing the locks on RBD images before a VM is started: `rbd lock list --format json <img>`, then
+ * `rbd lock remove <img> <id> <locker>` for each lock that may go (pvc-inventory §3.4, §5.3).
+ *
+ * Two modes, chosen by the caller:
+ * - `own` (before a start on this node): only locks held from this node's storage address are
+ *   stale and removed. A lock held from any other address may belong to a live writer on another
+ *   node: the image is refused, **nothing** on it is removed, and the holder is reported.
+ * - `force` (fence recovery, only after the dead node was confirmed off): every lock is removed.
+ *
+ * Each image is handled on its own: a failure is reported for that image and the others go on.
  */
 import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
+import { heldFrom, LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
 
-/** One lock as `rbd lock list` reports it. */
-export interface RbdLock {
-  readonly id: string;
-  readonly locker: string;
+export { LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
+
+/** Which locks may be removed: only this node's stale ones (a start), or all (fence recovery). */
+export type FlushMode = 'own' | 'force';
+
+/** A lock held from another address, which an `own` flush refused to break. */
+export interface HeldLock {
+  image: string;
+  lockId: string;
+  locker: string;
+  address: string;
 }
 
-/** Outcome of a flush: images whose locks are all gone, and `"<image>: <reason>"` for the others. */
+/** Outcome of a flush: images whose locks are all gone, `"<image>: <reason>"` for the others, and the foreign holders. */
 export interface FlushResult {
   flushed: string[];
   failed: string[];
-}
-
-/** Why one image could not be flushed (never thrown out of {@link flushLocks}). */
-export class LockFlushError extends PvcError {
-  constructor(message: string, cause?: unknown) {
-    super('RBD_LOCK_FLUSH_FAILED', message, { cause, retryable: true });
-  }
+  /** Foreign locks that made an image fail in `own` mode (each such image is also in `failed`). */
+  held: HeldLock[];
 }
 
 /** Dependencies of {@link flushLocks}. */
@@ -31,7 +40,14 @@ export interface LockFlushDeps {
   logger: Logger;
   /** Deadline of each `rbd` command. */
   commandTimeoutMs: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
+}
+
+/** What a flush may remove. */
+export interface FlushOptions {
+  mode: FlushMode;
+  /** This node's storage address (`own` mode); undefined = the node has none, so no lock is its own. */
+  ownAddress: string | undefined;
 }
 
 /** Default deadline of one `rbd` command: an unreachable cluster makes rbd hang, not fail. */
@@ -39,40 +55,6 @@ export const RBD_COMMAND_TIMEOUT_MS = 10_000;
 
 /** `pool/volume`, each part a plain RADOS/RBD name; never an option (`-…`) or a snapshot (`@`). */
 const IMAGE_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.+-]*\/[A-Za-z0-9_.][A-Za-z0-9_.+-]*$/;
-
-function asLock(id: unknown, value: unknown): RbdLock | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
-  const lockId = typeof id === 'string' ? id : v.id;
-  if (typeof lockId !== 'string' || typeof v.locker !== 'string' || lockId === '' || v.locker === '') return undefined;
-  return { id: lockId, locker: v.locker };
-}
-
-/**
- * Parses `rbd lock list --format json` output. Accepts both layouts Ceph has used: an array of
- * `{id, locker, address}` (Octopus and later) and an object keyed by lock id with
- * `{locker, address}` (Nautilus and earlier). Empty output means no locks. Throws
- * {@link LockFlushError} on anything else.
- */
-export function parseLockList(stdout: string): RbdLock[] {
-  const text = stdout.trim();
-  if (text === '') return [];
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    throw new LockFlushError(`rbd lock list printed malformed JSON: "${text.slice(0, 60)}"`);
-  }
-  if (typeof doc !== 'object' || doc === null) {
-    throw new LockFlushError(`rbd lock list printed ${JSON.stringify(doc)}, not a list of locks`);
-  }
-  const entries: [unknown, unknown][] = Array.isArray(doc) ? doc.map((v: unknown) => [undefined, v]) : Object.entries(doc);
-  return entries.map(([id, v]) => {
-    const lock = asLock(id, v);
-    if (!lock) throw new LockFlushError(`rbd lock list printed a lock without id/locker: ${JSON.stringify(v).slice(0, 80)}`);
-    return lock;
-  });
-}
 
 async function rbd(deps: LockFlushDeps, args: string[]): Promise<string> {
   const r = await deps.exec.run('rbd', args, { timeoutMs: deps.commandTimeoutMs, signal: deps.signal });
@@ -83,33 +65,60 @@ async function rbd(deps: LockFlushDeps, args: string[]): Promise<string> {
   return r.stdout;
 }
 
-/** Removes every lock of one image; returns how many were removed. Throws on the first failure. */
-export async function flushImage(deps: LockFlushDeps, image: string): Promise<number> {
+/** An image refused in `own` mode: its foreign holders, named in the reason. Not retryable: the holder may be live. */
+export class ForeignLockError extends PvcError {
+  constructor(readonly held: readonly HeldLock[], ownAddress: string | undefined) {
+    const who = held.map((h) => `${h.locker} at ${h.address || '(no address)'} (lock "${h.lockId}")`).join(', ');
+    const own = ownAddress === undefined ? 'this node has no storage address' : `this node's storage address is ${ownAddress}`;
+    super('RBD_LOCK_FOREIGN', `locked by ${who}, not by this node (${own}); not removed: another node may still be writing`, { retryable: false });
+  }
+}
+
+/**
+ * Frees the locks of one image as `opts.mode` allows; returns how many were removed. Throws on the
+ * first failure, and {@link ForeignLockError} (before removing anything) when an `own` flush finds
+ * a lock held from another address.
+ */
+export async function flushImage(deps: LockFlushDeps, image: string, opts: FlushOptions): Promise<number> {
   if (!IMAGE_NAME.test(image)) throw new LockFlushError('not a pool/volume image name');
   const locks = parseLockList(await rbd(deps, ['lock', 'list', '--format', 'json', image]));
+  if (opts.mode === 'own') {
+    const foreign = locks.filter((l) => !heldFrom(l, opts.ownAddress));
+    if (foreign.length > 0) throw new ForeignLockError(foreign.map((l) => held(image, l)), opts.ownAddress);
+  }
   for (const lock of locks) {
     await rbd(deps, ['lock', 'remove', image, lock.id, lock.locker]);
-    deps.logger.info({ image, lockId: lock.id, locker: lock.locker }, 'removed RBD lock');
+    deps.logger.info({ image, lockId: lock.id, locker: lock.locker, address: lock.address, mode: opts.mode }, 'removed RBD lock');
   }
   return locks.length;
 }
 
+function held(image: string, lock: RbdLock): HeldLock {
+  return { image, lockId: lock.id, locker: lock.locker, address: lock.address };
+}
+
 /**
- * Flushes the locks of each image in turn. Never rejects: per-image failures (rbd missing, timeout,
- * malformed output, a refused removal, a bad name) land in `failed` as `"<image>: <reason>"`.
- * Duplicate names are handled once.
+ * Flushes the locks of each image in turn as `opts.mode` allows. Never rejects: per-image failures
+ * (a foreign holder in `own` mode, rbd missing, timeout, malformed output, a refused removal, a bad
+ * name) land in `failed` as `"<image>: <reason>"`, each logged with its reason; foreign holders
+ * also in `held`. Duplicate names are handled once.
  */
-export async function flushLocks(deps: LockFlushDeps, images: readonly string[]): Promise<FlushResult> {
-  const out: FlushResult = { flushed: [], failed: [] };
+export async function flushLocks(deps: LockFlushDeps, images: readonly string[], opts: FlushOptions): Promise<FlushResult> {
+  const out: FlushResult = { flushed: [], failed: [], held: [] };
   for (const image of [...new Set(images)]) {
     try {
-      const removed = await flushImage(deps, image);
+      const removed = await flushImage(deps, image, opts);
       out.flushed.push(image);
-      deps.logger.debug({ image, removed }, 'RBD locks flushed');
+      deps.logger.debug({ image, removed, mode: opts.mode }, 'RBD locks flushed');
     } catch (err) {
       const reason = describeError(err);
       out.failed.push(`${image}: ${reason}`);
-      deps.logger.warn({ image, reason }, 'RBD lock flush failed');
+      if (err instanceof ForeignLockError) {
+        out.held.push(...err.held);
+        deps.logger.warn({ image, held: err.held, ownAddress: opts.ownAddress }, 'RBD lock held by another address: refused, left in place');
+      } else {
+        deps.logger.warn({ image, reason, mode: opts.mode }, 'RBD lock flush failed');
+      }
     }
   }
   return out;

@@ -33,10 +33,31 @@ export type NetdApi = {
 };
 export const NETD: RpcServiceDef<NetdApi> = { proto: 'pvc/netd/v1/netd.proto', service: 'pvc.netd.v1.NetdService' };
 
+/**
+ * pvc.cephd.v1.FlushMode: `OWN_STALE` frees only locks held from the node's own storage address
+ * (before a start); `FORCE` frees every lock (fence recovery). Unset = `OWN_STALE`.
+ */
+export type RbdFlushMode = 'FLUSH_MODE_UNSPECIFIED' | 'FLUSH_MODE_OWN_STALE' | 'FLUSH_MODE_FORCE';
+
+/** pvc.cephd.v1.HeldLock: a lock held from another address, which an own-stale flush left in place. */
+export interface RbdHeldLock {
+  image: string;
+  lockId: string;
+  locker: string;
+  address: string;
+}
+
+/** pvc.cephd.v1.FlushLocksResponse. */
+export interface RbdFlushResponse {
+  flushed: string[];
+  failed: string[];
+  held: RbdHeldLock[];
+}
+
 /** pvc.cephd.v1.CephdService. */
 export type CephdApi = {
   getStorageStats(req: Empty): Promise<{ enabled: boolean; osdCount: number }>;
-  flushLocks(req: { images: string[] }): Promise<{ flushed: string[]; failed: string[] }>;
+  flushLocks(req: { images: string[]; mode?: RbdFlushMode }): Promise<RbdFlushResponse>;
 };
 export const CEPHD: RpcServiceDef<CephdApi> = { proto: 'pvc/cephd/v1/cephd.proto', service: 'pvc.cephd.v1.CephdService' };
 

@@ -20,7 +20,8 @@ function ready(get: () => Cephd | undefined): Cephd {
 export function registerCephdRpc(server: RpcServer, get: () => Cephd | undefined): void {
   addRpcService(server, CEPHD, {
     getStorageStats: async () => ready(get).getStorageStats(),
-    flushLocks: async (req) => ready(get).flushLocks(req.images),
+    // Only FORCE removes foreign locks; an unset mode (a caller older than the field) gets the safe one.
+    flushLocks: async (req) => ready(get).flushLocks(req.images, req.mode === 'FLUSH_MODE_FORCE' ? 'force' : 'own'),
   });
   addRpcService(server, PRIMARY_ROLE, {
     setPrimary: async (req) => ({ primary: await ready(get).setPrimary(req.primary, req.reason) }),

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addRpcService, PRIMARY_ROLE, socketPath, startLocalServer } from '@pvc/rpc';
+import { addRpcService, CEPHD, PRIMARY_ROLE, socketPath, startLocalServer } from '@pvc/rpc';
 import { silentLogger, withTempDir } from '@pvc/runtime';
 import { GrpcPeers } from './peers-grpc.js';
 
@@ -17,6 +17,26 @@ test('duties off with netd not running: cephd is still asked, and the error name
       assert.deepEqual(asked, [false], 'cephd switched off although netd did not answer');
       await assert.rejects(peers.setPrimaryDuties(true, 'takeover', { deadlineMs: 1000 }), /netd\.sock/);
       assert.deepEqual(asked, [false], 'not switched on while netd is down');
+    } finally {
+      peers.close();
+      await server.close();
+    }
+  }));
+
+test('fence recovery asks cephd to flush in FORCE mode (every lock of the dead node\'s images)', () =>
+  withTempDir('pvc-peers-', async (dir) => {
+    const asked: [string[], string | undefined][] = [];
+    const server = await startLocalServer({
+      service: 'cephd', node: 'hv1', version: '0', logger: silentLogger(), socketPath: socketPath(dir, 'cephd'),
+      register: (s) => addRpcService(s, CEPHD, {
+        getStorageStats: () => Promise.resolve({ enabled: true, osdCount: 0 }),
+        flushLocks: (req) => (asked.push([req.images, req.mode]), Promise.resolve({ flushed: req.images, failed: [], held: [] })),
+      }),
+    });
+    const peers = new GrpcPeers(dir);
+    try {
+      assert.deepEqual(await peers.flushRbdLocks(['vms/a', 'vms/b'], { deadlineMs: 1000 }), { flushed: ['vms/a', 'vms/b'], failed: [], held: [] });
+      assert.deepEqual(asked, [[['vms/a', 'vms/b'], 'FLUSH_MODE_FORCE']]);
     } finally {
       peers.close();
       await server.close();

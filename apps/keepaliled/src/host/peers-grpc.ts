@@ -58,8 +58,9 @@ export class GrpcPeers implements Peers {
     if (netd) throw netd.err;
   }
 
+  /** FORCE mode: every lock goes. Called by fence recovery only, after the dead node was confirmed off (or must have reset itself). */
   flushRbdLocks(images: readonly string[], opts: PeerCallOptions) {
-    return this.cephd.flushLocks({ images: [...images] }, opts);
+    return this.cephd.flushLocks({ images: [...images], mode: 'FLUSH_MODE_FORCE' }, opts);
   }
 
   close(): void {

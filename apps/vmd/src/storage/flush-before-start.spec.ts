@@ -4,7 +4,7 @@ import { newDomainObject, paths } from '@pvc/zk';
 import { Reconciler } from '../reconciler.js';
 import { testXml, unitRig } from '../testing.js';
 import { FakeRbdLocks } from './fake-rbd-locks.js';
-import { RbdStartGuard } from './start-guard.js';
+import { heldReason, RbdStartGuard } from './start-guard.js';
 
 const U1 = '11111111-0000-0000-0000-0000000000b1';
 
@@ -49,6 +49,23 @@ describe('vmd flushes a VM\'s RBD locks through cephd before starting it (fake c
     await rig.stop();
   });
 
+  it('a lock held by another node: state fail at once with a failedreason naming the holder; never started, no retries', async () => {
+    const locks = new FakeRbdLocks();
+    locks.heldBy.set('vms/vm1_disk0', { locker: 'client.4131', address: '10.254.0.2:0/2207004162' });
+    const rig = await rbdRig(['vms/vm1_disk0'], locks);
+    await rig.settle(1000);
+    const p = paths.domain(U1);
+    assert.equal(await rig.admin.read(p.state), 'fail');
+    assert.equal(await rig.admin.read(p.failedReason), heldReason([{ image: 'vms/vm1_disk0', lockId: 'auto 1', locker: 'client.4131', address: '10.254.0.2:0/2207004162' }]));
+    assert.match((await rig.admin.read(p.failedReason)) ?? '', /vms\/vm1_disk0 held by client\.4131 at 10\.254\.0\.2:0\/2207004162/);
+    assert.equal(rig.locks.calls.length, 1, 'one flush, no retries');
+    assert.equal(rig.hv.creates.get(U1), undefined, 'never started');
+    const line = rig.lines.find((l) => l.msg === 'VM not started: another node holds an RBD lock; state fail');
+    assert.equal(line?.vm, 'vm1');
+    await rig.settle(10_000);
+    assert.equal(rig.locks.calls.length, 1, 'a failed VM is not flushed again');
+    await rig.stop();
+  });
   it('cephd down: no start, a log line per pass naming the attempt; after 3 fail + failedreason; later a start works', async () => {
     const locks = new FakeRbdLocks();
     locks.error = new Error('14 UNAVAILABLE: No connection established');

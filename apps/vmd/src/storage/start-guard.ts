@@ -1,3 +1,4 @@
+import type { RbdHeldLock } from '@pvc/rpc';
 import { describeError } from '@pvc/runtime';
 import type { RbdLocks } from './rbd-locks.js';
 
@@ -6,8 +7,11 @@ export type RbdGuardVerdict =
   | { kind: 'go' }
   /** Flush failed; the start is not attempted this pass and is retried on the next one. */
   | { kind: 'retry'; reason: string; attempt: number }
-  /** Flush failed `maxFailures` times in a row: the VM goes to `fail` with `reason` as failedreason. */
-  | { kind: 'fail'; reason: string };
+  /**
+   * The VM goes to `fail` with `reason` as failedreason: at once when another node holds a lock
+   * (`held`), else after `maxFailures` failed flushes in a row.
+   */
+  | { kind: 'fail'; reason: string; held?: RbdHeldLock[] };
 
 /** Options of {@link RbdStartGuard}. */
 export interface RbdStartGuardOptions {
@@ -17,11 +21,18 @@ export interface RbdStartGuardOptions {
   maxFailures?: number;
 }
 
+/** The failedreason of a start refused because other addresses hold locks on the VM's images. */
+export function heldReason(held: readonly RbdHeldLock[]): string {
+  const who = held.map((h) => `${h.image} held by ${h.locker} at ${h.address || '(no address)'} (lock "${h.lockId}")`).join('; ');
+  return `Could not safely free RBD locks: ${who}, not this node; another node may be writing, so the start is refused. Stop the VM holding them, or remove the locks by hand once that node is certainly down`;
+}
+
 /**
- * Flushes a VM's RBD locks through cephd before vmd starts it, and counts consecutive failures per
- * VM: a failed flush (cephd unreachable, deadline passed, or an image cephd could not free) skips
- * the start for this pass; after `maxFailures` in a row the VM is failed with the reason. A success
- * (or a VM with no RBD volumes) resets the count.
+ * Flushes a VM's RBD locks through cephd before vmd starts it. A lock held by another address fails
+ * the VM at once, naming the holder (a live writer elsewhere must never be broken, so retrying
+ * cannot help). Other failures (cephd unreachable, deadline passed, an image cephd could not
+ * read or free) skip the start for this pass and are counted per VM; after `maxFailures` in a row
+ * the VM is failed with the reason. A success (or a VM with no RBD volumes) resets the count.
  */
 export class RbdStartGuard {
   private readonly failures = new Map<string, number>();
@@ -44,6 +55,10 @@ export class RbdStartGuard {
       this.failures.delete(uuid);
       return { kind: 'go' };
     }
+    if (typeof problem !== 'string') {
+      this.failures.delete(uuid);
+      return { kind: 'fail', reason: heldReason(problem), held: problem };
+    }
     const attempt = (this.failures.get(uuid) ?? 0) + 1;
     if (attempt >= this.maxFailures) {
       this.failures.delete(uuid);
@@ -63,10 +78,12 @@ export class RbdStartGuard {
     return this.maxFailures;
   }
 
-  private async flush(images: readonly string[], signal?: AbortSignal): Promise<string | undefined> {
+  /** undefined = flushed; the foreign holders; or the reason of a failure worth retrying. */
+  private async flush(images: readonly string[], signal?: AbortSignal): Promise<string | RbdHeldLock[] | undefined> {
     try {
       const r = await this.locks.flush(images, { deadlineMs: this.deadlineMs, signal });
-      return r.failed.length > 0 ? `cephd could not free the locks of ${r.failed.join(', ')}` : undefined;
+      if (r.held.length > 0) return r.held;
+      return r.failed.length > 0 ? `cephd could not free RBD locks: ${r.failed.join('; ')}` : undefined;
     } catch (err) {
       return `cephd FlushLocks failed: ${describeError(err)}`;
     }
