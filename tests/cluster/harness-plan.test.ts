@@ -4,7 +4,10 @@ import { ClusterError, parseMode, planCluster, quorumFrom } from './harness/inde
 import type { ZkServerStatus } from './harness/index.js';
 import { lanConf, serviceScript } from './harness/configs.js';
 import { zooCfg } from './harness/zookeeper.js';
-import { guestDomainXml } from '../support/guest/index.js';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { guestDomainXml, resolveNetModules } from '../support/guest/index.js';
 
 // Pure parts of the cluster harness: no root, no processes.
 describe('cluster harness plan and configs (pure)', () => {
@@ -64,5 +67,49 @@ describe('cluster harness plan and configs (pure)', () => {
     assert.doesNotMatch(xml, /<disk|<interface/);
     assert.match(guestDomainXml({ name: 'v', kernel: '/k', initrd: '/i', consoleLog: '/c', domainType: 'kvm', vcpus: 2 }), /type='kvm'[\s\S]*<vcpu>2</);
     assert.throws(() => guestDomainXml({ name: 'bad name', kernel: '/k', initrd: '/i', consoleLog: '/c' }), /guest name/);
+  });
+
+  it('gives the guest virtio NICs on host bridges and extra kernel arguments when asked', () => {
+    const xml = guestDomainXml({
+      name: 'vm1', kernel: '/k', initrd: '/i', consoleLog: '/c', cmdline: 'pvc.net=dhcp pvc.ping=10.1.0.1,10.1.0.12',
+      interfaces: [{ bridge: 'vmbr1200', mac: '52:54:00:12:00:0A' }],
+    });
+    assert.match(xml, /<cmdline>console=ttyS0 .*pvc\.name=vm1 pvc\.net=dhcp pvc\.ping=10\.1\.0\.1,10\.1\.0\.12<\/cmdline>/);
+    assert.match(xml, /<interface type='bridge'>\s*<source bridge='vmbr1200'\/>\s*<mac address='52:54:00:12:00:0a'\/>\s*<model type='virtio'\/>/);
+    assert.throws(() => guestDomainXml({ name: 'v', kernel: '/k', initrd: '/i', consoleLog: '/c', interfaces: [{ bridge: 'vmbr1', mac: '52:54:00' }] }), /MAC/);
+    assert.throws(() => guestDomainXml({ name: 'v', kernel: '/k', initrd: '/i', consoleLog: '/c', cmdline: "x'; reboot" }), /cmdline/);
+  });
+
+  it('finds the virtio NIC modules through modules.dep, dependencies first; says why when it cannot', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pvc-mods-'));
+    try {
+      const dep = [
+        'kernel/drivers/virtio/virtio_ring.ko:',
+        'kernel/drivers/virtio/virtio.ko: kernel/drivers/virtio/virtio_ring.ko',
+        'kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
+        'kernel/net/core/failover.ko.xz:',
+        'kernel/drivers/net/virtio_net.ko: kernel/net/core/failover.ko.xz kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
+      ];
+      writeFileSync(join(dir, 'modules.dep'), `${dep.join('\n')}\n`);
+      for (const l of dep) {
+        const f = join(dir, l.split(':')[0]!);
+        mkdirSync(join(f, '..'), { recursive: true });
+        writeFileSync(f, 'x');
+      }
+      const r = resolveNetModules(dir);
+      assert.ok('modules' in r);
+      assert.deepEqual(r.modules.map((m) => m.name), ['virtio_ring', 'virtio', 'virtio_pci', 'failover', 'virtio_net']);
+      assert.equal(r.modules.find((m) => m.name === 'failover')?.compression, 'xz');
+      // A driver built into the kernel needs no file; one neither in modules.dep nor built in is named.
+      writeFileSync(join(dir, 'modules.dep'), 'kernel/drivers/virtio/virtio_pci.ko:\n');
+      writeFileSync(join(dir, 'modules.builtin'), 'kernel/drivers/net/virtio_net.ko\n');
+      const builtin = resolveNetModules(dir);
+      assert.deepEqual('modules' in builtin ? builtin.modules.map((m) => m.name) : builtin, ['virtio_pci']);
+      writeFileSync(join(dir, 'modules.builtin'), '');
+      assert.match(JSON.stringify(resolveNetModules(dir)), /module virtio_net .*neither in modules\.dep nor built in/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.match(JSON.stringify(resolveNetModules('/nonexistent')), /unavailable.*modules\.dep/);
   });
 });

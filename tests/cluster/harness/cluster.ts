@@ -34,6 +34,7 @@ function guestImage(plan: ClusterPlan, built: BuiltGuest): GuestImage {
     kernel: built.kernel,
     initrd: built.initrd,
     kernelVersion: built.kernelVersion,
+    net: built.net,
     consoleLog,
     domainXml: (name, o = {}) =>
       guestDomainXml({ ...o, name, kernel: built.kernel, initrd: built.initrd, consoleLog: o.consoleLog ?? consoleLog(name) }),

@@ -156,6 +156,10 @@ export interface DomainXmlOptions {
   /** File receiving the serial console. Default <workDir>/consoles/<name>.log (shared by all hosts). */
   consoleLog?: string;
   uuid?: string;
+  /** virtio NICs as ports of host bridges: `<interface type='bridge'>` with `<source bridge>`, `<mac>`, virtio model. */
+  interfaces?: readonly { bridge: string; mac: string }[];
+  /** Appended to the kernel command line: `pvc.net=dhcp`, `pvc.ping=<ip>[,<ip>]`, `pvc.renew=<s>` (see tests/support/guest/init.sh). */
+  cmdline?: string;
 }
 
 /** The tiny bootable guest: Debian's cloud kernel and a busybox initramfs printing a heartbeat. */
@@ -163,6 +167,8 @@ export interface GuestImage {
   readonly kernel: string;
   readonly initrd: string;
   readonly kernelVersion: string;
+  /** The virtio NIC modules in the initramfs (load order), or why the guest can have no NIC. */
+  readonly net: { modules: string[] } | { unavailable: string };
   /** Diskless domain XML for this guest; its console prints `pvc-guest <name> tick <n>` every second. */
   domainXml(name: string, opts?: DomainXmlOptions): string;
   /** The default console log file of a guest. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PvcError } from '@pvc/runtime';
 import type { Exec } from '@pvc/runtime';
+import { netModulesKey, resolveNetModules, type NetModules } from './net-modules.js';
 
 /** The guest's /init script (busybox shell), shipped next to this file. */
 export const GUEST_INIT = fileURLToPath(new URL('./init.sh', import.meta.url));
@@ -16,6 +17,11 @@ export interface BuiltGuest {
   kernelVersion: string;
   /** True when the image came from the cache. */
   cached: boolean;
+  /**
+   * The virtio NIC modules in the image, in load order (`pvc.net=dhcp` on the kernel command line
+   * loads them), or why there are none (the guest then prints `pvc-guest <name> net error <why>`).
+   */
+  net: { modules: string[] } | { unavailable: string };
 }
 
 /** Inputs of {@link buildGuestImage}. */
@@ -26,6 +32,8 @@ export interface BuildGuestOptions {
   kernel: { path: string; version: string };
   /** A statically linked busybox (Debian package busybox-static). Default /bin/busybox. */
   busybox?: string;
+  /** Where the kernel's modules are (default `/lib/modules/<kernel version>`): the virtio NIC's come from there. */
+  modulesDir?: string;
 }
 
 /** Raised when the guest image cannot be built; the message names the missing piece. */
@@ -54,10 +62,10 @@ export async function isStaticElf(file: string): Promise<boolean> {
   }
 }
 
-async function cacheKey(opts: BuildGuestOptions, busybox: string): Promise<string> {
+async function cacheKey(opts: BuildGuestOptions, busybox: string, net: NetModules): Promise<string> {
   const init = await readFile(GUEST_INIT);
   const bb = await stat(busybox);
-  const h = createHash('sha256').update(init).update(`${busybox}:${bb.size}:${bb.mtimeMs}`).digest('hex');
+  const h = createHash('sha256').update(init).update(`${busybox}:${bb.size}:${bb.mtimeMs}`).update(netModulesKey(net)).digest('hex');
   return `guest-${opts.kernel.version}-${h.slice(0, 12)}`;
 }
 
@@ -78,10 +86,39 @@ async function stageInitramfs(exec: Exec, root: string, busybox: string): Promis
   await run(exec, 'mknod', ['-m', '660', join(root, 'dev', 'ttyS0'), 'c', '4', '64']);
 }
 
+const DECOMPRESS = { xz: 'xz', zst: 'zstd', gz: 'gzip' } as const;
+
+/**
+ * Puts the NIC modules into `/lib/modules/pvc/` with `order` (one file name a line, load order),
+ * decompressed (busybox insmod takes plain `.ko` only); or writes `unavailable` with the reason.
+ */
+async function stageNetModules(exec: Exec, root: string, net: NetModules): Promise<void> {
+  const dir = join(root, 'lib', 'modules', 'pvc');
+  await mkdir(dir, { recursive: true });
+  if (!('modules' in net)) {
+    await writeFile(join(dir, 'unavailable'), `${net.unavailable}\n`);
+    return;
+  }
+  for (const m of net.modules) {
+    const dest = join(dir, `${m.name}.ko`);
+    if (m.compression === 'none') {
+      await copyFile(m.path, dest);
+      continue;
+    }
+    const tool = DECOMPRESS[m.compression];
+    const r = await exec.run('bash', ['-c', 'set -o pipefail; "$1" -dc "$2" >"$3"', 'decompress', tool, m.path, dest], { timeoutMs: 60_000 });
+    if (r.exitCode !== 0) {
+      throw new GuestBuildError(`cannot decompress ${m.path} with ${tool} (exit ${r.exitCode}: ${r.stderr.trim()}); busybox insmod needs a plain .ko (install ${tool})`);
+    }
+  }
+  await writeFile(join(dir, 'order'), net.modules.map((m) => `${m.name}.ko\n`).join(''));
+}
+
 /**
  * Builds the tiny guest from local files only: Debian's cloud kernel plus a gzip'd newc cpio
- * holding a static busybox and /init (see init.sh). The result is cached under
- * `<cacheDir>/guest-<kernel version>-<hash of init.sh and busybox>/`, so re-runs cost nothing.
+ * holding a static busybox, /init (see init.sh) and the virtio NIC's kernel modules (net-modules.ts).
+ * The result is cached under `<cacheDir>/guest-<kernel version>-<hash of init.sh, busybox and the
+ * module files>/`, so re-runs cost nothing.
  */
 export async function buildGuestImage(opts: BuildGuestOptions): Promise<BuiltGuest> {
   const busybox = opts.busybox ?? '/bin/busybox';
@@ -89,8 +126,12 @@ export async function buildGuestImage(opts: BuildGuestOptions): Promise<BuiltGue
   if (!(await isStaticElf(busybox))) {
     throw new GuestBuildError(`${busybox} is dynamically linked; the initramfs needs busybox-static`);
   }
-  const dir = join(opts.cacheDir, await cacheKey(opts, busybox));
-  const out = { kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd.gz'), kernelVersion: opts.kernel.version };
+  const net = resolveNetModules(opts.modulesDir ?? join('/lib/modules', opts.kernel.version));
+  const dir = join(opts.cacheDir, await cacheKey(opts, busybox, net));
+  const out = {
+    kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd.gz'), kernelVersion: opts.kernel.version,
+    net: 'modules' in net ? { modules: net.modules.map((m) => m.name) } : { unavailable: net.unavailable },
+  };
   if (existsSync(join(dir, 'complete'))) return { ...out, cached: true };
 
   const tmp = `${dir}.tmp-${process.pid}`;
@@ -98,6 +139,7 @@ export async function buildGuestImage(opts: BuildGuestOptions): Promise<BuiltGue
   await mkdir(join(tmp, 'root'), { recursive: true });
   try {
     await stageInitramfs(opts.exec, join(tmp, 'root'), busybox);
+    await stageNetModules(opts.exec, join(tmp, 'root'), net);
     await run(opts.exec, 'bash', [
       '-c',
       'set -o pipefail; cd "$1" && find . -print0 | cpio --null -o -H newc --quiet | gzip -6 >"$2"',

@@ -10,6 +10,33 @@ export interface GuestDomainOptions {
   /** 'qemu' = TCG (default: KVM guests hang on the test machines); production uses 'kvm'. */
   domainType?: 'qemu' | 'kvm';
   uuid?: string;
+  /** virtio NICs, each a port of a host bridge (e.g. `vmbr<vni>`), in this order (eth0, eth1, …). */
+  interfaces?: readonly GuestInterface[];
+  /**
+   * Appended to the kernel command line, e.g. `pvc.net=dhcp pvc.ping=10.1.0.1` (init.sh reads
+   * `pvc.net=dhcp`, `pvc.ping=<ip>[,<ip>]`, `pvc.renew=<s>`). Words of `[A-Za-z0-9._,=:/-]` only.
+   */
+  cmdline?: string;
+}
+
+/** One NIC of the guest. */
+export interface GuestInterface {
+  /** Host bridge the NIC's tap joins. */
+  bridge: string;
+  /** xx:xx:xx:xx:xx:xx */
+  mac: string;
+}
+
+function interfaceXml(i: GuestInterface): string[] {
+  if (!/^[A-Za-z0-9_.-]{1,15}$/.test(i.bridge)) throw new Error(`guest interface bridge "${i.bridge}" must be an interface name (1–15 chars)`);
+  if (!/^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/.test(i.mac)) throw new Error(`guest interface MAC "${i.mac}" must be xx:xx:xx:xx:xx:xx`);
+  return [
+    "    <interface type='bridge'>",
+    `      <source bridge='${i.bridge}'/>`,
+    `      <mac address='${i.mac.toLowerCase()}'/>`,
+    "      <model type='virtio'/>",
+    '    </interface>',
+  ];
 }
 
 function xmlEscape(s: string): string {
@@ -17,7 +44,7 @@ function xmlEscape(s: string): string {
 }
 
 /**
- * A diskless, NIC-less domain booting the tiny guest by direct kernel boot. Its serial console
+ * A diskless domain (NIC-less unless `interfaces` are given) booting the tiny guest by direct kernel boot. Its serial console
  * (console=ttyS0) is a pty whose output libvirt also appends to `consoleLog`. Diskless guests can
  * be live-migrated without shared storage.
  */
@@ -29,6 +56,8 @@ export function guestDomainXml(o: GuestDomainOptions): string {
   const vcpus = o.vcpus ?? 1;
   if (!Number.isInteger(memory) || memory < 64) throw new Error(`guest memoryMiB ${memory} must be an integer ≥ 64`);
   if (!Number.isInteger(vcpus) || vcpus < 1) throw new Error(`guest vcpus ${vcpus} must be an integer ≥ 1`);
+  const extra = o.cmdline?.trim() ?? '';
+  if (!/^[A-Za-z0-9._,=:/ -]*$/.test(extra)) throw new Error(`guest cmdline "${extra}" may hold only [A-Za-z0-9._,=:/-] words`);
   return [
     `<domain type='${o.domainType ?? 'qemu'}'>`,
     `  <name>${xmlEscape(o.name)}</name>`,
@@ -39,7 +68,7 @@ export function guestDomainXml(o: GuestDomainOptions): string {
     "    <type arch='x86_64' machine='pc'>hvm</type>",
     `    <kernel>${xmlEscape(o.kernel)}</kernel>`,
     `    <initrd>${xmlEscape(o.initrd)}</initrd>`,
-    `    <cmdline>console=ttyS0 quiet panic=-1 pvc.name=${xmlEscape(o.name)}</cmdline>`,
+    `    <cmdline>console=ttyS0 quiet panic=-1 pvc.name=${xmlEscape(o.name)}${extra ? ` ${extra}` : ''}</cmdline>`,
     '  </os>',
     '  <features><acpi/></features>',
     "  <clock offset='utc'/>",
@@ -53,6 +82,7 @@ export function guestDomainXml(o: GuestDomainOptions): string {
     "      <target port='0'/>",
     '    </serial>',
     "    <console type='pty'><target type='serial' port='0'/></console>",
+    ...(o.interfaces ?? []).flatMap(interfaceXml),
     "    <memballoon model='none'/>",
     '  </devices>',
     '</domain>',

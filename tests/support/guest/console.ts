@@ -1,0 +1,68 @@
+/**
+ * Reading what the test guest printed on its console (init.sh): its lease, renew and ping lines.
+ * A console log is appended to across a live migration, so a byte offset taken before an action
+ * ({@link consoleSize}) separates what the guest printed before it from what came after.
+ */
+import { readFileSync, statSync } from 'node:fs';
+
+/** The console log's size in bytes (0 when it does not exist yet): an offset for the readers below. */
+export function consoleSize(file: string): number {
+  return statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+}
+
+/** The text after `from` (bytes) of `name`'s lines, without the `pvc-guest <name> ` prefix. */
+export function guestLines(file: string, name: string, from = 0): string[] {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch {
+    return [];
+  }
+  const prefix = `pvc-guest ${name} `;
+  return buf.subarray(from).toString('utf8').split(/\r?\n/).map((l) => l.replace(/\r/g, ''))
+    .filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
+}
+
+/** A DHCP result the guest printed: `lease <ip> bound|renew router <gw> server <id>`. */
+export interface ConsoleLease {
+  ip: string;
+  event: 'bound' | 'renew';
+  router: string;
+  server: string;
+}
+
+/** The guest's lease lines after `from`. */
+export function consoleLeases(file: string, name: string, from = 0): ConsoleLease[] {
+  return guestLines(file, name, from).flatMap((l) => {
+    const m = /^lease (\S+) (bound|renew) router (\S+) server (\S+)$/.exec(l);
+    return m ? [{ ip: m[1]!, event: m[2] as 'bound' | 'renew', router: m[3]!, server: m[4]! }] : [];
+  });
+}
+
+/** The guest's ping results for `target` after `from`, in order. */
+export function consolePings(file: string, name: string, target: string, from = 0): { seq: number; ok: boolean }[] {
+  return guestLines(file, name, from).flatMap((l) => {
+    const m = /^ping (\S+) (\d+) (ok|fail)$/.exec(l);
+    return m && m[1] === target ? [{ seq: Number(m[2]), ok: m[3] === 'ok' }] : [];
+  });
+}
+
+/** The longest run of consecutive failed pings in `pings`, and whether an ok came after it. */
+export function failRun(pings: readonly { ok: boolean }[]): { longest: number; okAfter: boolean } {
+  let longest = 0;
+  let cur = 0;
+  let endOfLongest = -1;
+  pings.forEach((p, i) => {
+    cur = p.ok ? 0 : cur + 1;
+    if (cur > longest) {
+      longest = cur;
+      endOfLongest = i;
+    }
+  });
+  return { longest, okAfter: longest > 0 && pings.slice(endOfLongest + 1).some((p) => p.ok) };
+}
+
+/** Lines that say the guest's network did not come up (`net error …`, `net insmod … failed`). */
+export function consoleNetErrors(file: string, name: string): string[] {
+  return guestLines(file, name).filter((l) => l.startsWith('net error') || / failed/.test(l) && l.startsWith('net insmod'));
+}
