@@ -1,6 +1,6 @@
 import { describeError, type Clock, type Logger } from '@pvc/runtime';
-import { domainKeys, pair, readKey, readKeys, type ZkClient } from '@pvc/zk';
-import { interfaceBridges, prepareXml } from './domain-xml.js';
+import { domainKeys, interfaceBridges, pair, readKey, readKeys, type ZkClient } from '@pvc/zk';
+import { prepareXml } from './domain-xml.js';
 import { waitForBridges, type HostBridges } from './host/bridges.js';
 import { VmdError } from './errors.js';
 import type { Hypervisor } from './host/hypervisor.js';

@@ -5,7 +5,8 @@ import { VmdError } from './errors.js';
  * parser: libvirt validates the document when the domain is created, and its message is what the
  * user sees in `failedreason`. We need the top-level uuid and domain type (stored XML) and the
  * disks and bridge interfaces (live XML, for `stats`). Sizes (`<memory>`, `<vcpu>`) are read by
- * `domainXmlFacts` of `@pvc/zk`, shared with keepaliled and the CLI.
+ * `domainXmlFacts` of `@pvc/zk`, shared with keepaliled and the CLI, and so are the bridges a stored
+ * XML's interfaces name (`interfaceBridges`, checked before a start).
  */
 
 const DOMAIN_OPEN = /<domain\b[^>]*>/;
@@ -103,17 +104,6 @@ export function liveDevices(xml: string): LiveDevices {
     if (dev && bridge) bridges.push({ dev, bridge });
   }
   return { disks, bridges };
-}
-
-/** The `<source bridge>` of every `type='bridge'` interface of a (stored) domain XML, each once. */
-export function interfaceBridges(xml: string): string[] {
-  const out: string[] = [];
-  for (const [el] of xml.matchAll(/<interface\b[\s\S]*?<\/interface>/g)) {
-    if (xmlAttr(/^<interface\b[^>]*>/.exec(el)?.[0] ?? '', 'type') !== 'bridge') continue;
-    const bridge = firstAttr(el, 'source', 'bridge');
-    if (bridge && !out.includes(bridge)) out.push(bridge);
-  }
-  return out;
 }
 
 function firstAttr(el: string, tag: string, name: string): string | undefined {

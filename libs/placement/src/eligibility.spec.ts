@@ -38,8 +38,30 @@ test('checks run in a fixed order and the first failure is reported', () => {
     [ctx({ allowed: new Set(['hv1']) }), 'daemon state dead'],
   ];
   for (const [c, want] of rows) assert.equal(whyIneligible(dead, c), want);
-  assert.equal(whyIneligible({ ...dead, daemonState: 'run' }, ctx()), 'domain state flushed');
-  assert.equal(whyIneligible({ ...dead, daemonState: 'run', domainState: 'ready' }, ctx()), '0 MiB free < 1024 MiB needed');
+  const needs = ctx({ vm: vm({ networks: [1100] }) });
+  assert.equal(whyIneligible({ ...dead, daemonState: 'run', networks: new Set() }, needs), 'domain state flushed');
+  assert.equal(whyIneligible({ ...dead, daemonState: 'run', domainState: 'ready', networks: new Set(), memFreeMiB: Number.NaN }, needs), 'lacks network 1100 (vmbr1100)');
+  assert.equal(whyIneligible({ ...dead, daemonState: 'run', domainState: 'ready', networks: new Set([1100]) }, needs), '0 MiB free < 1024 MiB needed');
+});
+
+test('networks: a node whose networks are known must have every VNI of the VM; unknown is not checked', () => {
+  const rows: [ReadonlySet<number> | undefined, readonly number[] | undefined, string | null][] = [
+    [new Set([1100, 1200]), [1100], null],
+    [new Set([1100, 1200]), [1200, 1100], null],
+    [new Set([1100]), [1100, 1200], 'lacks network 1200 (vmbr1200)'],
+    [new Set(), [1300, 1100, 1300], 'lacks networks 1100 (vmbr1100), 1300 (vmbr1300)'],
+    [new Set(), [], null],
+    [new Set(), undefined, null],
+    [undefined, [1100], null],
+  ];
+  for (const [have, needs, want] of rows) {
+    const n = have === undefined ? node('hv1') : node('hv1', { networks: have });
+    const v = needs === undefined ? vm() : vm({ networks: needs });
+    assert.equal(whyIneligible(n, ctx({ vm: v })), want, `node ${have ? [...have].join(',') : 'unknown'}, VM ${needs?.join(',') ?? 'none'}`);
+  }
+  const r = selectTarget({ vm: vm({ networks: [1100] }), nodes: [node('hv1', { networks: new Set() }), node('hv2', { networks: new Set([1100]) }), node('hv3')], clusterSelector: 'mem' });
+  assert.ok(r.ok);
+  assert.deepEqual(r.rejected, [{ node: 'hv1', why: 'lacks network 1100 (vmbr1100)' }]);
 });
 
 test('fit: memfree ≥ VM memory, exact equality fits', () => {

@@ -19,9 +19,12 @@ export interface EligibilityContext {
 /**
  * Why `node` cannot take the VM, or null when it can. Checks run in a fixed order and the first
  * failing one is reported: current node, exclusion, node_limit, daemon state, domain state,
- * unreadable figures, then fit. Fit (which the original never checks) means
- * memfree ≥ VM memory; for `memprov` also (memused + memfree − memprov) ≥ VM memory; and, when the
- * node's CPU count is known, vCPUs ≤ that count.
+ * networks, unreadable figures, then fit. Networks (ours; the original never checks): when the
+ * node's networks are known, every VNI of the VM must be among them (the missing ones are named:
+ * `lacks network 1100 (vmbr1100)`); a node whose networks are unknown is not checked. Fit (which the
+ * original never checks either) means memfree ≥ VM memory; for `memprov` also
+ * (memused + memfree − memprov) ≥ VM memory; and, when the node's CPU count is known, vCPUs ≤
+ * that count.
  */
 export function whyIneligible(node: NodeFacts, ctx: EligibilityContext): string | null {
   if (node.name === ctx.vm.currentNode) return 'current node of the VM';
@@ -29,7 +32,16 @@ export function whyIneligible(node: NodeFacts, ctx: EligibilityContext): string 
   if (ctx.allowed !== null && !ctx.allowed.has(node.name)) return 'not in node_limit';
   if (node.daemonState !== ELIGIBLE_DAEMON_STATE) return `daemon state ${node.daemonState}`;
   if (node.domainState !== ELIGIBLE_DOMAIN_STATE) return `domain state ${node.domainState}`;
-  return whyUnreadable(node, ctx.selector) ?? whyNoFit(node, ctx.vm, ctx.selector);
+  return whyLacksNetwork(node, ctx.vm) ?? whyUnreadable(node, ctx.selector) ?? whyNoFit(node, ctx.vm, ctx.selector);
+}
+
+/** The VNIs the VM needs that the node does not have up, ascending; null when it has all or is unknown. */
+function whyLacksNetwork(node: NodeFacts, vm: VmRequest): string | null {
+  const have = node.networks;
+  if (have === undefined || vm.networks === undefined) return null;
+  const missing = [...new Set(vm.networks.filter((vni) => !have.has(vni)))].sort((a, b) => a - b);
+  if (missing.length === 0) return null;
+  return `lacks network${missing.length === 1 ? '' : 's'} ${missing.map((vni) => `${vni} (vmbr${vni})`).join(', ')}`;
 }
 
 /** A figure the check needs that is not a finite number (e.g. `"None"` parsed as NaN). */

@@ -8,8 +8,8 @@ import type { NodeFacts, PlacementFailure, PlacementInput, PlacementResult, Reje
  *
  * Contract: pure and deterministic — the same input gives the same result whatever the order of
  * `nodes`. A node is eligible only if it is not the VM's current node, not in `exclude`, inside the
- * VM's node_limit (when non-empty), has daemonstate `run` and domainstate `ready`, and the VM fits
- * (see `whyIneligible`). Among eligible nodes the selector's metric decides, then the node name.
+ * VM's node_limit (when non-empty), has daemonstate `run` and domainstate `ready`, has the VM's
+ * networks up (when known), and the VM fits (see `whyIneligible`). Among eligible nodes the selector's metric decides, then the node name.
  * Never throws on bad data: unknown selectors, unknown node_limit names and unreadable figures
  * are reported in the result.
  */

@@ -33,6 +33,11 @@ export interface NodeFacts {
   readonly domainsCount: number;
   /** CPU count from `staticdata` (first field). When known, a VM with more vCPUs does not fit. */
   readonly staticCpus?: number;
+  /**
+   * `networks_up` (ours, written by netd): the VNIs whose `vmbr<vni>` bridge is up on the node.
+   * Undefined = unknown (an original node, or one without networking): networks are not checked.
+   */
+  readonly networks?: ReadonlySet<number>;
 }
 
 /** The VM being placed. */
@@ -49,6 +54,8 @@ export interface VmRequest {
   readonly selector?: string;
   /** Parsed `node_limit` (see `parseNodeLimit`); empty or absent means every node. */
   readonly nodeLimit?: readonly string[];
+  /** VNIs of the `vmbr<vni>` bridges the VM's interfaces name; a target must have each up. */
+  readonly networks?: readonly number[];
 }
 
 /** Everything `selectTarget` needs. */

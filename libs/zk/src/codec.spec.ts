@@ -88,6 +88,12 @@ describe('codecs (Python str() encoding)', () => {
     assert.deepEqual(codec.runningDomains.decode('0', 'k'), [], '"0" means none');
     assert.deepEqual(codec.runningDomains.decode('', 'k'), []);
     assert.deepEqual(codec.runningDomains.decode('u1 u2', 'k'), ['u1', 'u2']);
+    assert.equal(codec.vniList.encode([1200, 100, 1200, 7]), '7 100 1200', 'networks_up: numeric order, each once');
+    assert.equal(codec.vniList.encode([]), '');
+    assert.deepEqual(codec.vniList.decode(' 1200  100 ', 'k'), [100, 1200]);
+    assert.deepEqual(codec.vniList.decode('', 'k'), []);
+    for (const bad of ['1x', '-1', '0100', '1.5', 'None']) assert.throws(() => codec.vniList.decode(bad, 'k'), /a space-separated list of VNIs/, bad);
+    assert.throws(() => codec.vniList.encode([1.5]), RangeError);
     assert.deepEqual(codec.json.decode('{"a": 1}', 'k'), { a: 1 });
     assert.deepEqual(codec.staticData.decode('8 6.1.0-18-amd64 debian x86_64', 'k'), {
       cpuCount: 8,

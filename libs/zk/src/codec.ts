@@ -146,6 +146,23 @@ export const runningDomains: Codec<string[]> = {
   decode: (raw) => (raw.trim() === '0' ? [] : spaceList.decode(raw, '')),
 };
 
+/**
+ * `networks_up` (ours, not in schema v15): the VNIs of the `vmbr<N>` bridges up on a node,
+ * space-separated, ascending; `""` = none. Encoding sorts numerically and drops duplicates;
+ * decoding refuses anything but decimal VNIs (no sign, no leading zero).
+ */
+export const vniList: Codec<number[]> = {
+  format: 'a space-separated list of VNIs',
+  encode: (v) => [...new Set(v)].sort((a, b) => a - b).map((n) => {
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`not a VNI: ${n}`);
+    return String(n);
+  }).join(' '),
+  decode: (raw, key) => spaceList.decode(raw, key).map((s) => {
+    if (!/^(0|[1-9][0-9]*)$/.test(s) || !Number.isSafeInteger(Number(s))) throw new ZkDataError(key, raw, 'a space-separated list of VNIs');
+    return Number(s);
+  }).sort((a, b) => a - b),
+};
+
 /** JSON blobs (stats, health). Reading requires valid JSON; the shape is the caller's business. */
 export const json: Codec<unknown> = {
   format: 'JSON',

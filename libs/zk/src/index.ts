@@ -13,6 +13,7 @@ export * from './vocab.js';
 export * from './keys.js';
 export * from './key-read.js';
 export * from './records.js';
+export * from './domain-bridges.js';
 export * from './fill.js';
 export * from './faults.js';
 export { KazooLock, Lock, ReadLock, WriteLock, createLock } from './lock.js';

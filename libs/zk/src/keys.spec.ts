@@ -98,6 +98,11 @@ describe('key table', () => {
     }
   });
 
+  it('our own node keys (networks_up) are not in the schema fill: absent means unknown', () => {
+    assert.equal(nodeKeys('hv1').networksUp.fallback, undefined);
+    assert.ok(!Object.values(objectKeys.node('hv1')).some((s) => s.path === paths.node('hv1').networksUp));
+  });
+
   it('pair() encodes through the codec', () => {
     const n = nodeKeys('hv1');
     const d = domainKeys(UUID);
@@ -105,6 +110,7 @@ describe('key table', () => {
     assert.deepEqual(pair(n.cpuLoad, 2), [n.cpuLoad.path, '2.0']);
     assert.deepEqual(pair(n.monitoringHealth, null), [n.monitoringHealth.path, 'None']);
     assert.deepEqual(pair(n.runningDomains, ['a', 'b']), [n.runningDomains.path, 'a b']);
+    assert.deepEqual(pair(n.networksUp, [1200, 1100]), ['/nodes/hv1/networks_up', '1100 1200']);
     assert.deepEqual(pair(n.daemonState, 'init'), [n.daemonState.path, 'init']);
     assert.deepEqual(pair(d.nodeAutostart, true), [d.nodeAutostart.path, 'True']);
     assert.deepEqual(pair(d.nodeLimit, ['hv1', 'hv2']), [d.nodeLimit.path, 'hv1,hv2']);

@@ -1,10 +1,10 @@
 import type { Codec } from './codec.js';
 import {
   bool, commaList, emptyOr, float, int, json, localTime, lowerOneOf, nodeOrNone, nullable, oneOf, runningDomains,
-  spaceList, staticData, strtobool, text,
+  spaceList, staticData, strtobool, text, vniList,
 } from './codec.js';
 import type { StaticData } from './codec.js';
-import { paths } from './schema.js';
+import { NODE_OWN_KEYS, paths } from './schema.js';
 import type { WritePair } from './types.js';
 import {
   DAEMON_MODES, DAEMON_STATES, FAULT_STATUSES, MIGRATION_METHODS, NETWORK_TYPES, NODE_DOMAIN_STATES, ROUTER_STATES,
@@ -101,6 +101,12 @@ export function nodeKeys(name: string) {
     /** 0–100, or `None` (no health: the health monitor stopped, the node was fenced). */
     monitoringHealth: key<number | null>(p.monitoringHealth, nullable(int), null),
     networkStats: key<unknown>(p.networkStats, json, {}),
+    /**
+     * Ours, not in schema v15 (`NODE_OWN_KEYS`): the VNIs whose `vmbr<N>` bridge is up on the node,
+     * written by its netd. Absent (or unreadable) = unknown: an original node, or one without
+     * networking; placement then does not check networks on it. `""` = none.
+     */
+    networksUp: key<number[], undefined>(p.networksUp, vniList, undefined),
   } as const;
 }
 
@@ -244,7 +250,8 @@ type AnyKeys = Readonly<Record<string, KeySpec<unknown, unknown>>>;
  * itself is not listed; parents come before their children.
  */
 export const objectKeys = {
-  node: (name: string): AnyKeys => withoutRoot(nodeKeys(name)),
+  // Our own keys are left out: absent means unknown, so they are never filled.
+  node: (name: string): AnyKeys => without(withoutRoot(nodeKeys(name)), Object.keys(NODE_OWN_KEYS)),
   domain: (uuid: string): AnyKeys => withoutRoot(domainKeys(uuid)),
   network: (vni: string): AnyKeys => withoutRoot(networkKeys(vni)),
   osd: (id: string): AnyKeys => withoutRoot(osdKeys(id)),
@@ -253,4 +260,8 @@ export const objectKeys = {
 
 function withoutRoot(keys: AnyKeys): AnyKeys {
   return Object.fromEntries(Object.entries(keys).filter(([name]) => name !== 'root'));
+}
+
+function without(keys: AnyKeys, names: readonly string[]): AnyKeys {
+  return Object.fromEntries(Object.entries(keys).filter(([name]) => !names.includes(name)));
 }

@@ -1,5 +1,6 @@
 import { libvirtMemoryMiB } from '@pvc/placement';
 import type { Logger } from '@pvc/runtime';
+import { xmlNetworks } from './domain-bridges.js';
 import { decodeKey, readKeys } from './key-read.js';
 import { domainKeys, nodeKeys } from './keys.js';
 import { paths } from './schema.js';
@@ -31,19 +32,22 @@ export interface NodeFigures {
   domainsCount: number;
   /** CPU count from `staticdata`, when it parses. */
   staticCpus?: number;
+  /** `networks_up` (ours): the VNIs whose `vmbr<N>` is up there; absent when unknown (key absent or unreadable). */
+  networks?: ReadonlySet<number>;
 }
 
-/** Reads one node's figures (absent or bad keys read as their fallback: 0, unknown state). */
+/** Reads one node's figures (absent or bad keys read as their fallback: 0, unknown state, unknown networks). */
 export async function readNodeFigures(zk: ZkClient, name: string, logger?: Logger): Promise<NodeFigures> {
   const k = nodeKeys(name);
-  const [daemonState, domainState, stat, memTotal, memUsed, memFree, memAlloc, memProv, vcpuAlloc, cpuLoad, domainsCount] = await readKeys(
-    zk, [k.daemonState, k.domainState, k.staticData, k.memTotal, k.memUsed, k.memFree, k.memAlloc, k.memProv, k.vcpuAlloc, k.cpuLoad, k.domainsCount], opts(logger),
+  const [daemonState, domainState, stat, memTotal, memUsed, memFree, memAlloc, memProv, vcpuAlloc, cpuLoad, domainsCount, networksUp] = await readKeys(
+    zk, [k.daemonState, k.domainState, k.staticData, k.memTotal, k.memUsed, k.memFree, k.memAlloc, k.memProv, k.vcpuAlloc, k.cpuLoad, k.domainsCount, k.networksUp], opts(logger),
   );
   return {
     name, daemonState: daemonState ?? '', domainState: domainState ?? '',
     memTotalMiB: memTotal, memUsedMiB: memUsed, memFreeMiB: memFree, memAllocMiB: memAlloc, memProvMiB: memProv,
     vcpuAlloc, cpuLoad, domainsCount,
     ...(stat !== undefined ? { staticCpus: stat.cpuCount } : {}),
+    ...(networksUp !== undefined ? { networks: new Set(networksUp) } : {}),
   };
 }
 
@@ -96,12 +100,14 @@ export interface DomainXmlFacts {
   /** `<memory>` in MiB (libvirt's default unit KiB), rounded up. */
   memoryMiB?: number;
   vcpus?: number;
+  /** The VNIs of the `vmbr<vni>` bridges its interfaces name (`xmlNetworks`), ascending; may be empty. */
+  networks: number[];
 }
 
 /**
  * The size of a stored domain XML: the one reading of `<memory>` (with its unit), `<vcpu>` and
- * `<name>` that vmd, keepaliled and the CLI share. Not a validating parser: libvirt validates the
- * document when the domain is created.
+ * `<name>` that vmd, keepaliled and the CLI share, and the client networks it needs. Not a
+ * validating parser: libvirt validates the document when the domain is created.
  */
 export function domainXmlFacts(xml: string): DomainXmlFacts {
   const mem = MEMORY_EL.exec(xml);
@@ -112,6 +118,7 @@ export function domainXmlFacts(xml: string): DomainXmlFacts {
     ...(name !== undefined ? { name } : {}),
     ...(mib !== undefined ? { memoryMiB: Math.ceil(mib) } : {}),
     ...(cpu ? { vcpus: Number(cpu[2]) } : {}),
+    networks: xmlNetworks(xml),
   };
 }
 
@@ -132,6 +139,8 @@ export interface VmFacts {
   migrationMethod: MigrationMethod;
   failedReason: string;
   rbdList: string[];
+  /** The VNIs of the `vmbr<vni>` bridges of its interfaces (a target must have them up). */
+  networks: number[];
 }
 
 /** Reads a VM's placement facts; undefined when the VM does not exist. */
@@ -148,7 +157,7 @@ export async function readVmFacts(zk: ZkClient, uuid: string, logger?: Logger): 
   return {
     uuid, name: name || size.name || uuid, state, node, lastNode,
     memoryMiB: Math.max(1, size.memoryMiB ?? 1), vcpus: size.vcpus ?? 1,
-    selector, nodeLimit, autostart, migrationMethod: method, failedReason, rbdList,
+    selector, nodeLimit, autostart, migrationMethod: method, failedReason, rbdList, networks: size.networks,
   };
 }
 

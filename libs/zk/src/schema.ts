@@ -56,6 +56,15 @@ export const NODE_KEYS = {
   networkStats: 'network_stats',
 } as const;
 
+/**
+ * Keys of `/nodes/<name>` that are ours, not the original's schema v15 (which ignores unknown
+ * keys): never created by the schema fill or a new node object, absent = unknown.
+ * `networks_up`: the VNIs whose `vmbr<N>` is up on the node, written by netd.
+ */
+export const NODE_OWN_KEYS = {
+  networksUp: 'networks_up',
+} as const;
+
 /** Keys of `/nodes/<n>/monitoring_data/<plugin>`. */
 export const MONITORING_PLUGIN_KEYS = {
   lastRun: 'last_run',
@@ -198,7 +207,7 @@ export const paths = {
   node: (name: string) => {
     const root = `${NODES}/${segment('node name', name)}`;
     return {
-      ...under(root, NODE_KEYS),
+      ...under(root, { ...NODE_KEYS, ...NODE_OWN_KEYS }),
       sriovPfDevice: (pf: string) => under(`${root}/sriov/pf/${segment('SR-IOV PF', pf)}`, SRIOV_PF_KEYS),
       sriovVfDevice: (vf: string) => under(`${root}/sriov/vf/${segment('SR-IOV VF', vf)}`, SRIOV_VF_KEYS),
       monitoringPlugin: (p: string) =>

@@ -1,6 +1,7 @@
 import { selectTarget, type NodeFacts } from '@pvc/placement';
 import {
-  clusterKeys, domainKeys, newDomainObject, readAllNodeFigures, readKey, type DomainTag, type NodeFigures, type ObjectDefinition, type VmSelector, type ZkClient,
+  clusterKeys, domainKeys, newDomainObject, readAllNodeFigures, readKey, xmlNetworks, type DomainTag, type NodeFigures, type ObjectDefinition, type VmSelector,
+  type ZkClient,
 } from '@pvc/zk';
 import { refused } from '../errors.js';
 import { parseDomainXml, serializeDomain, withUuid, type DomainXml } from './domain-xml.js';
@@ -57,9 +58,10 @@ export async function planDefine(zk: ZkClient, text: string, source: string, o: 
   if (uuidGenerated) dx = withUuid(dx, newUuid().toLowerCase());
   const uuid = dx.uuid ?? '';
   const nodes = await readAllNodeFigures(zk);
+  const networks = xmlNetworks(text);
   const where = o.target === undefined
-    ? await placeNew(zk, dx, nodes, selector, nodeLimit)
-    : givenTarget(dx, nodes, o.target, nodeLimit);
+    ? await placeNew(zk, dx, nodes, { selector, limit: nodeLimit, networks })
+    : givenTarget(dx, nodes, o.target, nodeLimit, networks);
   const object = newDomainObject({
     uuid, name: dx.name, xml: serializeDomain(dx), node: where.node, state: 'stop',
     profile: o.profile === undefined || o.profile === '' ? null : o.profile,
@@ -98,12 +100,19 @@ interface Where {
   reason: string;
 }
 
-/** `--target`: a known node, not dead, inside the node limit, and the VM fits. */
-function givenTarget(dx: DomainXml, nodes: readonly NodeFigures[], target: string, limit: readonly string[]): Where {
+/**
+ * `--target`: a known node, not dead, inside the node limit, with the VM's networks up when its
+ * `networks_up` is known, and the VM fits.
+ */
+function givenTarget(dx: DomainXml, nodes: readonly NodeFigures[], target: string, limit: readonly string[], networks: readonly number[]): Where {
   const node = nodes.find((n) => n.name === target);
   if (!node) throw refused(`--target: no node named "${target}" (nodes: ${nodes.map((n) => n.name).join(', ') || 'none'})`);
   if (node.daemonState === 'dead') throw refused(`--target: node ${target} is dead`);
   if (limit.length > 0 && !limit.includes(target)) throw refused(`--target: node ${target} is not in --node-limit ${limit.join(',')}`);
+  const lacking = node.networks && networks.filter((vni) => !node.networks?.has(vni));
+  if (lacking && lacking.length > 0) {
+    throw refused(`--target: node ${target} lacks network${lacking.length === 1 ? '' : 's'} ${lacking.map((v) => `${v} (vmbr${v})`).join(', ')} (not in its networks_up)`);
+  }
   const why = whyTooBig(node, dx.memoryMiB, dx.vcpus);
   if (why !== null) throw refused(`cannot define VM ${dx.name}: ${why}`);
   return { node: target, reason: 'given with --target' };
@@ -111,9 +120,10 @@ function givenTarget(dx: DomainXml, nodes: readonly NodeFigures[], target: strin
 
 /**
  * No `--target`: placement over every node (none is "current"), with nodes that fail the size
- * guards excluded; when none is eligible the refusal carries each node's reason.
+ * guards excluded (and nodes known to lack one of the VM's networks: placement's check); when none
+ * is eligible the refusal carries each node's reason.
  */
-async function placeNew(zk: ZkClient, dx: DomainXml, nodes: readonly NodeFigures[], selector: VmSelector, limit: readonly string[]): Promise<Where> {
+async function placeNew(zk: ZkClient, dx: DomainXml, nodes: readonly NodeFigures[], o: { selector: VmSelector; limit: readonly string[]; networks: readonly number[] }): Promise<Where> {
   const tooBig = new Map<string, string>();
   for (const n of nodes) {
     const why = whyTooBig(n, dx.memoryMiB, dx.vcpus);
@@ -121,7 +131,7 @@ async function placeNew(zk: ZkClient, dx: DomainXml, nodes: readonly NodeFigures
   }
   const clusterSelector = await readKey(zk, clusterKeys.migrationTargetSelector);
   const r = selectTarget({
-    vm: { name: dx.name, memoryMiB: dx.memoryMiB, vcpus: dx.vcpus, currentNode: '', selector, nodeLimit: limit },
+    vm: { name: dx.name, memoryMiB: dx.memoryMiB, vcpus: dx.vcpus, currentNode: '', selector: o.selector, nodeLimit: o.limit, networks: o.networks },
     nodes: nodes as readonly NodeFacts[], clusterSelector, exclude: [...tooBig.keys()],
   });
   if (r.ok) return { node: r.node, reason: r.reason };

@@ -74,6 +74,8 @@ interface VmPlacementFacts {
   nodeLimit: string[];
   clusterSelector: Selector;
   nodes: NodeFacts[];
+  /** VNIs of the VM's `vmbr<vni>` bridges: a target known to lack one is refused. */
+  networks: number[];
 }
 
 /**
@@ -88,12 +90,13 @@ async function readPlacementFacts(zk: ZkClient, ref: VmRef): Promise<VmPlacement
   if (size.memoryMiB === undefined) {
     throw refused(`cannot place VM "${ref.name}": its stored XML (${d.xml.path}) has no readable <memory>`);
   }
-  return { memoryMiB: size.memoryMiB, vcpus: size.vcpus ?? 1, selector, nodeLimit, clusterSelector, nodes: await readAllNodeFigures(zk) };
+  return { memoryMiB: size.memoryMiB, vcpus: size.vcpus ?? 1, selector, nodeLimit, clusterSelector, nodes: await readAllNodeFigures(zk), networks: size.networks };
 }
 
 /**
  * The target node: an explicit one must exist, differ from the current node and be eligible
- * (daemon `run`, domain `ready`, inside node_limit, the VM fits); without one the selector picks
+ * (daemon `run`, domain `ready`, inside node_limit, the VM's networks up there when its
+ * `networks_up` is known, the VM fits); without one the selector picks
  * among the eligible nodes other than the current one.
  */
 async function chooseTarget(zk: ZkClient, ref: VmRef, action: MigrateAction, current: string, wanted: string | undefined): Promise<string> {
@@ -102,7 +105,7 @@ async function chooseTarget(zk: ZkClient, ref: VmRef, action: MigrateAction, cur
   const f = await readPlacementFacts(zk, ref);
   const nodes = wanted === undefined ? f.nodes : f.nodes.filter((n) => n.name === wanted);
   const r = selectTarget({
-    vm: { name: ref.name, memoryMiB: f.memoryMiB, vcpus: f.vcpus, currentNode: current, selector: f.selector, nodeLimit: f.nodeLimit },
+    vm: { name: ref.name, memoryMiB: f.memoryMiB, vcpus: f.vcpus, currentNode: current, selector: f.selector, nodeLimit: f.nodeLimit, networks: f.networks },
     nodes,
     clusterSelector: f.clusterSelector,
   });

@@ -13,7 +13,7 @@ const domainSize = domainXmlFacts;
 const mem = (inner: string): string => `<domain><name>vm1</name>${inner}<vcpu>2</vcpu></domain>`;
 
 test('domainSize: memory in KiB when no unit is given (libvirt default)', () => {
-  assert.deepEqual(domainSize(mem('<memory>1048576</memory>')), { memoryMiB: 1024, vcpus: 2, name: 'vm1' });
+  assert.deepEqual(domainSize(mem('<memory>1048576</memory>')), { memoryMiB: 1024, vcpus: 2, name: 'vm1', networks: [] });
 });
 
 test('domainSize: units KiB, k, MiB, M, GiB, G, bytes, b, KB (decimal), rounded up to a whole MiB', () => {
@@ -35,14 +35,14 @@ test('domainSize: currentMemory, maxMemory and a numatune <memory/> are not the 
   const xml = `<domain><name>x</name><maxMemory slots='16' unit='GiB'>64</maxMemory>
     <numatune><memory mode='strict' nodeset='0'/></numatune>
     <memory unit='MiB'>2048</memory><currentMemory unit='MiB'>1024</currentMemory><vcpu placement='static' current='2'>4</vcpu></domain>`;
-  assert.deepEqual(domainSize(xml), { memoryMiB: 2048, vcpus: 4, name: 'x' });
+  assert.deepEqual(domainSize(xml), { memoryMiB: 2048, vcpus: 4, name: 'x', networks: [] });
 });
 
 test('domainSize: missing or unreadable parts are left out, never guessed', () => {
-  assert.deepEqual(domainSize(''), {});
-  assert.deepEqual(domainSize('<domain><name>only-name</name></domain>'), { name: 'only-name' });
-  assert.deepEqual(domainSize(`<domain><memory unit='furlongs'>4</memory><vcpu>1</vcpu></domain>`), { vcpus: 1 });
-  assert.deepEqual(domainSize(`<domain><memory unit='MiB'>lots</memory></domain>`), {});
+  assert.deepEqual(domainSize(''), { networks: [] });
+  assert.deepEqual(domainSize('<domain><name>only-name</name></domain>'), { name: 'only-name', networks: [] });
+  assert.deepEqual(domainSize(`<domain><memory unit='furlongs'>4</memory><vcpu>1</vcpu></domain>`), { vcpus: 1, networks: [] });
+  assert.deepEqual(domainSize(`<domain><memory unit='MiB'>lots</memory></domain>`), { networks: [] });
 });
 
 test('domainSize: the unit is read when it is not the first attribute', () => {

@@ -184,3 +184,21 @@ test('moveVm: a failed extra check writes nothing and reports the VM as left alo
   assert.deepEqual(await domainKeys(r.raw, 'a'), { state: 'start', node: 'hv1', lastnode: '', autostart: 'False' });
   assert.deepEqual(r.events, []);
 });
+
+test('a target known to lack one of the VM\'s networks (networks_up) is not chosen; a node whose networks are unknown still is', async () => {
+  const r = await rig({ targets: [{ name: 'hv2', freeMiB: 16_000 }, { name: 'hv3', freeMiB: 8_000 }, { name: 'hv4', freeMiB: 32_000 }] });
+  await r.raw.write([[paths.node('hv2').networksUp, '1200'], [paths.node('hv3').networksUp, '1100 1200'], [paths.node('hv4').networksUp, '']]);
+  const nic = (bridge: string): string => `<domain type='kvm'><name>vm-net</name><memory unit='MiB'>512</memory><vcpu>1</vcpu><devices><interface type='bridge'><source bridge='${bridge}'/></interface></devices></domain>`;
+  await seedDomain(r.raw, { uuid: 'net', name: 'vm-net', node: 'hv1', memoryMiB: 512 });
+  await r.raw.write([[paths.domain('net').xml, nic('vmbr1100')]]);
+  await seedDomain(r.raw, { uuid: 'lost', name: 'vm-lost', node: 'hv1', memoryMiB: 512 });
+  await r.raw.write([[paths.domain('lost').xml, nic('vmbr1300')]]);
+  assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 1, left: 1 });
+  assert.equal((await domainKeys(r.raw, 'net')).node, 'hv3', 'hv2 and hv4 have more room but lack network 1100');
+  assert.equal(await r.raw.read(paths.domain('lost').failedReason),
+    'Recovery from fenced node hv1: no target (hv1: current node of the VM; hv2: lacks network 1300 (vmbr1300); hv3: lacks network 1300 (vmbr1300); hv4: lacks network 1300 (vmbr1300))');
+  await r.raw.delete(paths.node('hv4').networksUp);
+  await r.raw.write([[paths.domain('lost').state, 'start']]);
+  assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 1, left: 0 });
+  assert.equal((await domainKeys(r.raw, 'lost')).node, 'hv4', 'unknown networks are not checked');
+});

@@ -26,15 +26,15 @@ export interface RecoveryDeps {
   defaultSelector: string;
 }
 
-/** A VM as placement sees it, counted as being on `dead`. */
+/** A VM as placement sees it, counted as being on `dead`; a target must have its networks up. */
 export function request(vm: VmFacts, dead: string): VmRequest {
-  return { name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: dead, selector: vm.selector, nodeLimit: vm.nodeLimit };
+  return { name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: dead, selector: vm.selector, nodeLimit: vm.nodeLimit, networks: vm.networks };
 }
 
 /**
  * Restarts a fenced node's VMs elsewhere: every VM assigned to `dead` in a running state is placed
- * by the cluster's selector (fit checked, all moves planned together so ten VMs do not land on a
- * node with room for two) and gets `state=start, node=<target>, lastnode=<dead>` in one
+ * by the cluster's selector (fit checked, a node known to lack one of the VM's networks not chosen,
+ * all moves planned together so ten VMs do not land on a node with room for two) and gets `state=start, node=<target>, lastnode=<dead>` in one
  * transaction, guarded by the version of its `node` key so a VM moved meanwhile is left alone.
  * A VM with no target is set `stop` with `node_autostart=True` (what the original meant to do) and
  * `failedreason` = {@link noTargetReason}: it starts when its node is readied again, or earlier

@@ -45,7 +45,7 @@ const REASON = noTargetReason('hv3', 'hv2: domain state flushed');
 function vm(uuid: string, o: Partial<VmFacts> = {}): VmFacts {
   return {
     uuid, name: `vm-${uuid}`, state: 'stop', node: 'hv3', lastNode: '', memoryMiB: 2_048, vcpus: 2, selector: 'none', nodeLimit: [],
-    autostart: true, migrationMethod: 'none', failedReason: REASON, rbdList: [], ...o,
+    autostart: true, migrationMethod: 'none', failedReason: REASON, rbdList: [], networks: [], ...o,
   };
 }
 
@@ -102,6 +102,15 @@ describe('planRetries()', () => {
   it('the VM\'s own selector and node_limit are honoured', () => {
     const plan = planRetries({ waiting: [vm('a', { nodeLimit: ['hv2'] })], pending: [], nodes: [node('hv1'), node('hv2', { memFreeMiB: 4_000 }), dead], selector: 'mem' });
     assert.deepEqual(brief(plan).moves, ['a:hv3->hv2']);
+  });
+  it('a node known to lack one of the VM\'s networks is not chosen; a node whose networks are unknown may be', () => {
+    const lacking = node('hv1', { memFreeMiB: 8_000, networks: new Set([1200]) });
+    const plan = planRetries({ waiting: [vm('a', { networks: [1100] })], pending: [], nodes: [lacking, node('hv2', { memFreeMiB: 4_000, networks: new Set([1100]) }), dead], selector: 'mem' });
+    assert.deepEqual(brief(plan).moves, ['a:hv3->hv2']);
+    const none = planRetries({ waiting: [vm('a', { networks: [1100] })], pending: [], nodes: [lacking, dead], selector: 'mem' });
+    assert.deepEqual(brief(none).left, ['a: hv1: lacks network 1100 (vmbr1100); hv3: current node of the VM']);
+    const unknown = planRetries({ waiting: [vm('a', { networks: [1100] })], pending: [], nodes: [node('hv1'), dead], selector: 'mem' });
+    assert.deepEqual(brief(unknown).moves, ['a:hv3->hv1']);
   });
   it('nothing waiting: nothing planned', () => {
     assert.deepEqual(brief(planRetries({ waiting: [], pending: [], nodes: [node('hv1')], selector: 'mem' })), { moves: [], left: [] });

@@ -3,7 +3,7 @@ import type { Logger } from '@pvc/runtime';
 import { domainKeys, paths, readAllNodeFigures, readKeys, readVmFacts, type ZkClient } from '@pvc/zk';
 import type { FlushVm } from './plan.js';
 
-/** The placement facts of every node under `/nodes` (shared reader in `@pvc/zk`). */
+/** The placement facts of every node under `/nodes`, with their `networks_up` (shared reader in `@pvc/zk`). */
 export function readNodeFacts(zk: ZkClient, logger: Logger): Promise<NodeFacts[]> {
   return readAllNodeFigures(zk, logger);
 }
@@ -36,6 +36,6 @@ async function readVm(zk: ZkClient, logger: Logger, uuid: string, self: string, 
   return {
     uuid, name: vm.name, state: vm.state ?? '', node: vm.node, lastNode: vm.lastNode, runningHere: active.has(uuid),
     memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, selector: vm.selector, nodeLimit: vm.nodeLimit,
-    autostart: vm.autostart, method: vm.migrationMethod, failedReason: vm.failedReason,
+    autostart: vm.autostart, method: vm.migrationMethod, failedReason: vm.failedReason, networks: vm.networks,
   };
 }

@@ -4,14 +4,15 @@ import type { NodeFacts } from '@pvc/placement';
 import { jobStatus, planFlushStep, type FlushJob, type FlushStepInput, type FlushVm } from './plan.js';
 import { gaveUpReason, noTargetReason } from './reasons.js';
 
-const node = (name: string, memFreeMiB: number, domainState = 'ready'): NodeFacts => ({
+const node = (name: string, memFreeMiB: number, domainState = 'ready', networks?: number[]): NodeFacts => ({
   name, daemonState: 'run', domainState, memTotalMiB: 8192, memUsedMiB: 8192 - memFreeMiB, memFreeMiB,
-  memAllocMiB: 0, memProvMiB: 0, vcpuAlloc: 0, cpuLoad: 0, domainsCount: 0,
+  memAllocMiB: 0, memProvMiB: 0, vcpuAlloc: 0, cpuLoad: 0, domainsCount: 0, ...(networks ? { networks: new Set(networks) } : {}),
 });
-const NODES = [node('hv1', 4000, 'flush'), node('hv2', 3000), node('hv3', 2900)];
+// networks_up: hv2 has only 1200 up, hv3 has 1100 and 1200 (a VM without networks goes anywhere).
+const NODES = [node('hv1', 4000, 'flush', [1100]), node('hv2', 3000, 'ready', [1200]), node('hv3', 2900, 'ready', [1100, 1200])];
 const vm = (i: number, over: Partial<FlushVm> = {}): FlushVm => ({
   uuid: `u${i}`, name: `vm${i}`, state: 'start', node: 'hv1', lastNode: '', runningHere: true, memoryMiB: 200, vcpus: 1,
-  selector: '', nodeLimit: [], autostart: false, method: 'none', failedReason: '', ...over,
+  selector: '', nodeLimit: [], autostart: false, method: 'none', failedReason: '', networks: [], ...over,
 });
 const LIMITS = { concurrency: 2, maxRounds: 2, retryPauseMs: 1000, jobTimeoutMs: 60_000 };
 const input = (over: Partial<FlushStepInput>): FlushStepInput => ({
@@ -45,6 +46,8 @@ describe('planFlushStep: flush', () => {
       ['an earlier flush\'s failure of this node is cleared with the move', vm(1, { failedReason: stale }), 'migrate→hv2 reason ""'],
       ['another failure is left as it is (the receiver clears it)', vm(1, { failedReason: 'Migration to hv2 failed: x' }), 'migrate→hv2'],
       ['too big for any node', vm(1, { memoryMiB: 100_000 }), 'shutdown autostart reason "Flush of hv1: no target node fits (hv1: …"'],
+      ['network 1100: hv2 lacks it', vm(1, { networks: [1100] }), 'migrate→hv3'],
+      ['network 1300: no node has it up', vm(1, { networks: [1200, 1300] }), 'shutdown autostart reason "Flush of hv1: no target node fits (hv1: …"'],
       ['state restart: waits', vm(1, { state: 'restart' }), undefined],
       ['state migrate (someone else\'s): waits', vm(1, { state: 'migrate', node: 'hv2' }), undefined],
       ['stopped here: not running, nothing', vm(1, { state: 'stop', runningHere: false }), undefined],
@@ -58,6 +61,10 @@ describe('planFlushStep: flush', () => {
         : `${w.state}→${w.node}${w.lastNode !== 'hv1' ? ` last ${w.lastNode}` : ''}${reason}`;
       assert.equal(got, want, what);
     }
+  });
+  it('a VM\'s networks: the reason names each node lacking one (networks_up), after the state checks', () => {
+    const w = planFlushStep(input({ vms: [vm(1, { networks: [1300] })] })).writes[0];
+    assert.equal(w?.failedReason, 'Flush of hv1: no target node fits (hv1: current node of the VM; hv2: lacks network 1300 (vmbr1300); hv3: lacks network 1300 (vmbr1300)); shut down, node_autostart set (started again by node ready)');
   });
 
   it('the failedreason texts: no target (placement\'s reason), given up (the sender\'s prefix dropped, rounds)', () => {

@@ -24,6 +24,8 @@ export interface FlushVm {
   /** `migration_method`. */
   readonly method: MigrationMethod;
   readonly failedReason: string;
+  /** VNIs of its `vmbr<vni>` bridges: a target known to lack one is not chosen. */
+  readonly networks: readonly number[];
 }
 
 /** A move this node asked for and waits on. `target` undefined = shutdown + autostart (no target). */
@@ -135,7 +137,7 @@ export function jobStatus(kind: FlushKind, job: FlushJob, vm: FlushVm | undefine
  * moves in flight (done, failed → retried after a pause up to `maxRounds`, running), then starts
  * new moves while fewer than `concurrency` are in flight. Flush: every VM assigned here that runs
  * here in `start` goes to a target chosen by `planPlacements` (the selector, §6; this node and the
- * VM's lastnode excluded) with `migrate` (`migrate-live` when its method is `live`), node = target,
+ * VM's lastnode excluded, and nodes known to lack one of its networks) with `migrate` (`migrate-live` when its method is `live`), node = target,
  * lastnode = its lastnode if set, else this node (the original's rule); no target → `shutdown` +
  * autostart (the original's rule) with a `failedreason` saying so. A VM given up on (`maxRounds`
  * failed moves, settled back here by the sender's abort: `start`, node = self) keeps running here
@@ -193,7 +195,7 @@ function startFlushMoves(ctx: StepCtx): FlushWrite[] {
   const writes: FlushWrite[] = [];
   let nodes = inFlightNodes(ctx);
   for (const vm of picks) {
-    const req = { name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: input.self, selector: vm.selector, nodeLimit: vm.nodeLimit };
+    const req = { name: vm.uuid, memoryMiB: vm.memoryMiB, vcpus: vm.vcpus, currentNode: input.self, selector: vm.selector, nodeLimit: vm.nodeLimit, networks: vm.networks };
     const exclude = vm.lastNode !== '' ? [input.self, vm.lastNode] : [input.self];
     const planned = planPlacements([req], nodes, input.clusterSelector, exclude);
     nodes = planned.nodes;

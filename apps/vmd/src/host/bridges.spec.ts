@@ -2,7 +2,6 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '@pvc/runtime';
 import { paths } from '@pvc/zk';
-import { interfaceBridges } from '../domain-xml.js';
 import { unitRig } from '../testing.js';
 import { BRIDGE_WAIT_MS, FakeBridges, describeBridge, waitForBridges } from './bridges.js';
 import { bridgesContract } from './testing/bridges-contract.js';
@@ -14,13 +13,6 @@ const xmlWith = (...bridges: string[]): string =>
   `<domain type='qemu'><name>nic1</name><uuid>${UUID}</uuid><memory unit='MiB'>128</memory><vcpu>1</vcpu><devices>` +
   bridges.map((b) => `<interface type='bridge'><source bridge='${b}'/><model type='virtio'/></interface>`).join('') +
   `<interface type='network'><source network='default'/></interface></devices></domain>`;
-
-describe('interfaceBridges', () => {
-  it('lists the source bridge of each bridge interface once, in order; other interface types are ignored', () => {
-    assert.deepEqual(interfaceBridges(xmlWith('vmbr100', 'brcluster', 'vmbr100')), ['vmbr100', 'brcluster']);
-    assert.deepEqual(interfaceBridges(xmlWith()), []);
-  });
-});
 
 describe('waitForBridges', () => {
   it('names a client network by its VNI, other bridges by name', () => {
