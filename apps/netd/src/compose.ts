@@ -5,7 +5,8 @@
 import type { ServiceContext } from '@pvc/rpc';
 import { createExec, realClock } from '@pvc/runtime';
 import { RealZkClient } from '@pvc/zk';
-import { ClientNetworkFollower, ownFacts } from './clientnet/follower.js';
+import { ClientNetworkFollower, ownFacts, RESYNC_MS } from './clientnet/follower.js';
+import { NetworksUpPublisher } from './clientnet/networks-up.js';
 import { ClientNetworkPrimary } from './clientnet/primary.js';
 import { createDnsmasqHost, defaultHookCommand, DnsmasqProcess } from './dhcp/index.js';
 import { createIpDevices } from './clientnet/ip-devices.js';
@@ -57,8 +58,9 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
       hookCommand: defaultHookCommand(),
     }),
   });
+  const networksUp = new NetworksUpPublisher({ zk, node: config.node, logger: logger.child({ component: 'client-networks' }) });
   const clientNetworks = own && new ClientNetworkFollower({
-    zk, devices: createIpDevices({ exec }), firewall, clock: realClock, logger: logger.child({ component: 'client-networks' }), node: config.node, own, primary,
+    zk, devices: createIpDevices({ exec }), firewall, clock: realClock, logger: logger.child({ component: 'client-networks' }), node: config.node, own, primary, networksUp,
   });
   const netd = new Netd({
     logger,
@@ -73,6 +75,7 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
     role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps, clientNetworks) }),
     firewall,
     clientNetworks,
+    clearNetworksUp: own ? undefined : (signal) => networksUp.clearUntilDone(realClock, RESYNC_MS, signal),
   });
   publish(netd);
   try {

@@ -28,6 +28,11 @@ export interface NetdDeps {
   firewall?: Firewall;
   /** Client network devices and firewall files following `/networks`; absent without networking. */
   clientNetworks?: ClientNetworkFollower | undefined;
+  /**
+   * Without networking: removes this node's stale `networks_up` (retrying until done or `signal`
+   * aborts; never rejects), so placement treats the node's networks as unknown.
+   */
+  clearNetworksUp?: ((signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 /** netd's work: sampler and watch running until shutdown, answers for the gRPC handlers. */
@@ -63,9 +68,11 @@ export class Netd {
     await this.deps.firewall?.start(signal);
     this.deps.networks.start();
     this.deps.clientNetworks?.start(signal);
+    const clearing = this.deps.clearNetworksUp?.(signal);
     try {
       await this.deps.sampler.run(signal);
     } finally {
+      await clearing;
       this.deps.networks.stop();
       await this.deps.clientNetworks?.stop();
       await this.deps.firewall?.idle();

@@ -8,6 +8,7 @@
  */
 import { ClientNetError, describeAction, type ClientDevicePort } from './device-port.js';
 import type { ClientNetwork, DeviceAction, NetworkProblem, NodeFacts } from './model.js';
+import { bridgesUpAfter } from './networks-up.js';
 import { planClientNetworks } from './plan.js';
 
 /** A change that failed, with the error (whose message names the network and device). */
@@ -25,6 +26,8 @@ export interface ConvergeResult {
   readonly problems: readonly NetworkProblem[];
   /** Changes not tried because an earlier change of the same network failed. */
   readonly skipped: readonly DeviceAction[];
+  /** VNIs whose `vmbr<vni>` is up after the pass, any maker ({@link bridgesUpAfter}); ascending. */
+  readonly bridgesUp: readonly number[];
 }
 
 /** Options of {@link convergeClientNetworks}. */
@@ -65,5 +68,5 @@ export async function convergeClientNetworks(port: ClientDevicePort, networks: r
       failed.push({ vni: a.vni, action: a, error: asClientNetError(a, err) });
     }
   }
-  return { applied, failed, problems: plan.problems, skipped };
+  return { applied, failed, problems: plan.problems, skipped, bridgesUp: bridgesUpAfter(observed.links, applied) };
 }

@@ -1,10 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock, createLogger, flushMicrotasks } from '@pvc/runtime';
-import { newNetworkObject, paths, type ZkClient } from '@pvc/zk';
+import { newNetworkObject, nodeKeys, paths, readKeyIfExists, readKeyWithStat, type ZkClient } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import { FakeDevices } from './fake-devices.js';
 import { ClientNetworkFollower, firewallSpec, type OwnFacts } from './follower.js';
+import { NetworksUpPublisher } from './networks-up.js';
 
 const own: OwnFacts = {
   facts: { clusterDevice: 'brcluster', clusterMtu: 9000, clusterAddress: '10.0.0.1' },
@@ -22,7 +23,8 @@ async function rig() {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ service: 'netd', node: 'hv1', debug: true, dates: false, destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
   const zk = await server.connect();
-  const follower = new ClientNetworkFollower({ zk, devices, clock, logger, node: 'hv1', own, resyncMs: 5_000 });
+  const networksUp = new NetworksUpPublisher({ zk, node: 'hv1', logger });
+  const follower = new ClientNetworkFollower({ zk, devices, clock, logger, node: 'hv1', own, resyncMs: 5_000, networksUp });
   const ac = new AbortController();
   follower.start(ac.signal);
   const settle = async (ms = 100): Promise<void> => {
@@ -93,6 +95,46 @@ describe('ClientNetworkFollower (fake ZK, fake devices, virtual time)', () => {
     r.devices.knobs.refuseDevice = undefined;
     await r.settle(5_000);
     assert.ok(r.devices.links.has('vxlan100') && r.devices.links.has('vmbr100'));
+    await r.stop();
+  });
+
+  it('networks_up: the vmbr<vni> bridges up after each pass (an admin\'s too), written only when they change', async () => {
+    const r = await rig();
+    const key = nodeKeys('hv1').networksUp;
+    await r.settle();
+    assert.deepEqual(await readKeyIfExists(r.admin, key), [], 'no bridge: an empty list (known), not absent');
+    await r.addNetwork(r.admin, 1100);
+    await r.settle();
+    assert.deepEqual(await readKeyIfExists(r.admin, key), [1100]);
+    r.devices.addLink('vmbr7', { kind: 'bridge' });
+    r.devices.addLink('vmbr8', { kind: 'bridge', up: false });
+    r.devices.addLink('vmbr09', { kind: 'bridge' });
+    await r.settle(5_000);
+    assert.deepEqual(await readKeyIfExists(r.admin, key), [7, 1100], 'an admin\'s bridge counts when up; vmbr09 is no VNI');
+    const before = (await readKeyWithStat(r.admin, key))!.stat.version;
+    await r.settle(10_000);
+    assert.equal((await readKeyWithStat(r.admin, key))!.stat.version, before, 'resync passes without a change write nothing');
+    await r.admin.delete(paths.network(1100).root);
+    await r.settle();
+    assert.deepEqual(await readKeyIfExists(r.admin, key), [7]);
+    await r.stop();
+  });
+
+  it('networks_up: a failed write is logged once and retried by the next passes', async () => {
+    const r = await rig();
+    await r.admin.delete(paths.node('hv1').root); // not registered (yet): every write fails with NO_NODE
+    await r.addNetwork(r.admin, 1100);
+    await r.settle();
+    await r.settle(5_000);
+    await r.settle(5_000);
+    assert.ok(r.follower.passes >= 3);
+    assert.equal(await readKeyIfExists(r.admin, nodeKeys('hv1').networksUp), undefined);
+    const failed = r.lines.filter((l) => String(l.msg).startsWith('cannot write the client network bridges up'));
+    assert.equal(failed.length, 1, 'logged once');
+    assert.match(String(failed[0]!.err), /NO_NODE/);
+    await r.admin.ensurePath(paths.node('hv1').root);
+    await r.settle(5_000);
+    assert.deepEqual(await readKeyIfExists(r.admin, nodeKeys('hv1').networksUp), [1100], 'written by the next pass');
     await r.stop();
   });
 

@@ -2,7 +2,8 @@
  * netd follows `/networks` on every node with networking (issue 12 items 1 and 3): each pass reads
  * the whole network tree through `@pvc/zk` (malformed networks are skipped and logged with their
  * key), converges this node's client network devices ({@link convergeClientNetworks}) and hands
- * the managed networks to the firewall ({@link Firewall.setNetworks}). Passes run one at a time
+ * the managed networks to the firewall ({@link Firewall.setNetworks}); the `vmbr<vni>` bridges up
+ * afterwards go to this node's `networks_up` ({@link NetworksUpPublisher}). Passes run one at a time
  * ({@link CoalescingRunner}); they are asked for by the watches (`/networks` children, `/nodes`
  * children for the VXLAN peers, each network's ACL lists and `mtu`) and by a periodic resync, which
  * also retries what failed. Nothing here throws into netd.
@@ -23,6 +24,7 @@ import type { NetworkFirewallSpec } from '../nft/network-ruleset.js';
 import { convergeClientNetworks, type ConvergeResult } from './converge.js';
 import type { ClientDevicePort } from './device-port.js';
 import type { ClientNetwork, NodeFacts } from './model.js';
+import type { NetworksUpPublisher } from './networks-up.js';
 import type { ClientNetworkPrimary } from './primary.js';
 
 /** Default period of the resync pass, ms. */
@@ -84,6 +86,8 @@ export interface FollowerDeps {
   resyncMs?: number;
   /** Gateways and dnsmasq while this node is primary ({@link setPrimary}); absent = not served. */
   primary?: ClientNetworkPrimary | undefined;
+  /** Where the bridges up after each pass go (`networks_up`); absent = not published. */
+  networksUp?: NetworksUpPublisher | undefined;
 }
 
 /** What one pass did (tests). */
@@ -204,6 +208,8 @@ export class ClientNetworkFollower {
         await this.deps.primary?.sync(this.isPrimary, tree.networks, (vni) => !broken.has(vni));
       }
       await this.deps.firewall?.setNetworks(tree.networks.filter((n) => n.type === 'managed').map(firewallSpec), reasons.join(', '));
+      // Last: `pvc network add --wait` returns once devices, gateway/dnsmasq and firewall are done.
+      await this.deps.networksUp?.publish(result.bridgesUp, this.signal);
       this.logged = next;
       this.last = { networks: tree.networks.map((n) => n.vni), result };
       return this.last;
