@@ -24,9 +24,11 @@ const INTERVAL = 4000;
 const TIMEOUT = 3000;
 const N = '/nodes/localhost';
 
-describe('health monitor against real ZooKeeper and the real host', () => {
+describe('health monitor against real ZooKeeper and the real host', { timeout: 120_000 }, () => {
   let server: ZkTestServer;
   let zk: ZkClient;
+  /** Stops a monitor a failed assertion left running (its timers would keep the file alive). */
+  let stopLeftover: (() => Promise<void>) | undefined;
   before(async () => {
     server = await ZkTestServer.start();
     zk = await connectZk({ hosts: ['127.0.0.1'], port: server.port, sessionTimeoutMs: 6000, clock: realClock });
@@ -34,6 +36,7 @@ describe('health monitor against real ZooKeeper and the real host', () => {
     await zk.ensurePath(`${N}/monitoring_data/edac/message`);
   });
   after(async () => {
+    await stopLeftover?.();
     await zk.close();
     await server.destroy();
   });
@@ -66,6 +69,7 @@ describe('health monitor against real ZooKeeper and the real host', () => {
         maxGap = Math.max(maxGap, now - last);
         last = now;
       });
+      stopLeftover = () => monitor.stop();
       const t0 = realClock.now();
       await monitor.start();
       console.log(`start (load + setup + initial write): ${realClock.now() - t0} ms`);
@@ -107,6 +111,7 @@ describe('health monitor against real ZooKeeper and the real host', () => {
       console.log(`dpkg: ${String(await read('dpkg', 'message'))}`);
       console.log(`health ${100 - sum}: ${monitor.summary().plugins.map((p) => `${p.name}=-${p.delta}`).join(' ')}`);
 
+      stopLeftover = undefined;
       await monitor.stop();
       assert.equal(await zk.read(`${N}/monitoring_health`), 'None');
     }));
