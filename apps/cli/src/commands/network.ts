@@ -6,11 +6,15 @@ import { addAcl, removeAcl } from '../ops/network-acl.js';
 import { addNetwork, modifyNetwork, removeNetwork, type NetworkOptions } from '../ops/network-change.js';
 import { addReservation, removeDhcpEntry } from '../ops/network-dhcp.js';
 import { showAclList, showDhcpList, showNetworkInfo, showNetworkList } from '../ops/network-show.js';
-import { formatOf, formatOption, notYetGroup } from './common.js';
+import { waitForNetwork } from '../ops/network-wait.js';
+import { addWaitOptions, formatOf, formatOption, notYetGroup, waitOf } from './common.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-const NO_WAIT = 'Takes effect when netd on the nodes sees it (there is no --wait yet: netd does not report network state).';
+const NO_WAIT = 'Takes effect when netd on the nodes sees it (no --wait: the nodes report which networks are up, not their settings).';
+const WAIT_NODES = 'the running nodes that report their networks (networks_up; nodes without it are not waited for)';
+
+type WaitOpts = { wait?: boolean; waitTimeout?: string };
 
 /** The settings options shared by `network add` and `network modify`. */
 function addSettingsOptions(cmd: Command, modify: boolean): Command {
@@ -40,41 +44,49 @@ export function registerNetwork(program: Command, ctx: CliContext): void {
 }
 
 function registerChanges(group: Command, ctx: CliContext): void {
-  addSettingsOptions(
+  addWaitOptions(addSettingsOptions(
     group.command('add <vni>')
       .summary('add a client network')
-      .description(`add a client network with VXLAN id (managed) or VLAN id (bridged) <vni>: 1–16777215, bridged 1–4094. Every key in one transaction. ${NO_WAIT}`)
+      .description('add a client network with VXLAN id (managed) or VLAN id (bridged) <vni>: 1–16777215, bridged 1–4094. Every key in one transaction. '
+        + `--wait: until vmbr<vni> is up on ${WAIT_NODES}.`)
       .requiredOption('-d, --description <text>', 'description of the network: unique, no blanks')
       .addOption(new Option('-p, --type <type>', 'managed: PVC runs gateway, DHCP, DNS and firewall; bridged: a plain VLAN bridge').choices(['managed', 'bridged']).makeOptionMandatory()),
     false,
-  ).action(async (vni: string, o: NetworkOptions) => {
+  ), 'setting up the network on the nodes').action(async (vni: string, o: NetworkOptions & WaitOpts) => {
+    const waitS = waitOf(o);
     const { zk } = await ctx.cluster();
     const s = await addNetwork(zk, vni, o);
     ctx.output.line(`Added ${s.type} network ${s.vni} "${s.description}"`);
+    if (waitS !== undefined) ctx.output.line(`Network ${s.vni}: ${await waitForNetwork(ctx, zk, s.vni, 'up', waitS)}`);
   });
 
   addSettingsOptions(
     group.command('modify <net>')
       .summary('change settings of a client network')
       .description(`change settings of a network (VNI or description); the result is checked like "add", only changed keys are written, in one transaction. ${NO_WAIT}`)
-      .option('-d, --description <text>', 'new description: unique, no blanks'),
+      .option('-d, --description <text>', 'new description: unique, no blanks')
+      .addOption(new Option('-w, --wait', 'not available: nothing in Zookeeper says a node applied new settings (exit 2)').hideHelp()),
     true,
-  ).action(async (net: string, o: NetworkOptions) => {
+  ).action(async (net: string, o: NetworkOptions & { wait?: boolean }) => {
+    if (o.wait) throw usage('network modify has no --wait: the nodes report which networks are up (networks_up), not their settings (MTU, addresses, DHCP), so there is nothing to wait on; netd applies a change when it sees it (at the latest at its 10 s resync)');
     const { zk } = await ctx.cluster();
     const { network, changes } = await modifyNetwork(zk, net, o);
     if (changes.length === 0) return ctx.output.line(`Network ${network.vni} already has these settings: nothing written`);
     ctx.output.line(`Modified network ${network.vni}: ${changes.map((c) => `${c.key}=${c.value === '' ? '""' : c.value}`).join(', ')}`);
   });
 
-  group.command('remove <net>')
+  addWaitOptions(group.command('remove <net>')
     .summary('remove a client network (needs --yes)')
-    .description(`remove a network (VNI or description) with its reservations, leases and ACLs. VMs whose NICs use vmbr<vni> are not checked. Needs --yes. ${NO_WAIT}`)
-    .option('-y, --yes', 'confirm: the network is deleted')
-    .action(async (net: string, o: { yes?: boolean }) => {
+    .description('remove a network (VNI or description) with its reservations, leases and ACLs. VMs whose NICs use vmbr<vni> are not checked. Needs --yes. '
+      + `--wait: until none of ${WAIT_NODES} lists it (a vmbr<vni> made by an administrator is left in place, so it stays listed).`)
+    .option('-y, --yes', 'confirm: the network is deleted'), 'tearing the network down on the nodes')
+    .action(async (net: string, o: { yes?: boolean } & WaitOpts) => {
       if (!o.yes) throw usage(`network remove deletes network "${net}": add --yes to confirm`);
+      const waitS = waitOf(o);
       const { zk } = await ctx.cluster();
       const n = await removeNetwork(zk, net);
       ctx.output.line(`Removed network ${n.vni} "${n.description}"`);
+      if (waitS !== undefined) ctx.output.line(`Network ${n.vni}: ${await waitForNetwork(ctx, zk, n.vni, 'gone', waitS)}`);
     });
 }
 
