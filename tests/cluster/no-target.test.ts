@@ -24,7 +24,7 @@ import { missingPrerequisites } from './harness/index.js';
 import { failVictim, falseDeaths, startFailoverCluster, type FailoverCluster, type Guest } from './failover-scenario.js';
 import { formatTimeline } from './failover-report.js';
 import { staleBuilds } from './pvc-node.js';
-import { defineAndStart, KeyHistory, runningHosts, serviceLog, vmKeys, waitRunsOn } from './scenario-probes.js';
+import { defineAndStart, KeyHistory, runningHosts, serviceLog, settled, vmKeys, waitRunsOn } from './scenario-probes.js';
 import { waitUntil } from '../support/wait.js';
 
 const SETTINGS = { keepaliveInterval: 1, fenceIntervals: 5, successfulFence: 'migrate' as const };
@@ -68,7 +68,7 @@ describe('VMs no node can take: flush outcome and no-target recovery on the real
     const out = `${r.stdout}\n${r.stderr}`;
     log(`pvc node flush hv1 --wait: exit ${r.code} after ${(r.ms / 1000).toFixed(1)} s: ${r.stderr.trim()}`);
     assert.equal(r.code, 1, `exit code of flush --wait (output:\n${out})`);
-    const flushed = await f.zk.get(paths.node('hv1').domainState);
+    const flushed = await settled('hv1 domainstate', () => f.zk.get(paths.node('hv1').domainState));
     assert.equal(flushed.data, 'flushed', 'hv1 domainstate');
     const lagMs = exitedAt - flushed.stat.mtime;
     log(`flushed written → pvc exited: ${lagMs} ms`);
@@ -86,7 +86,7 @@ describe('VMs no node can take: flush outcome and no-target recovery on the real
     // The free VM: moved (virsh), lastnode hv1, no reason.
     const [freeOn] = await runningHosts(f.cluster.hosts, flfree.uuid);
     assert.ok(freeOn === 'hv2' || freeOn === 'hv3', `flfree runs on ${freeOn ?? 'no host'}`);
-    const free = await vmKeys(f.zk, flfree.uuid);
+    const free = await settled('flfree keys', () => vmKeys(f.zk, flfree.uuid));
     assert.deepEqual([free.state, free.node, free.lastNode, free.failedReason], ['start', freeOn, 'hv1', '']);
 
     const info = JSON.parse(await f.cli.ok('node', 'info', 'hv1', '-f', 'json')) as NodeInfo;
@@ -101,9 +101,9 @@ describe('VMs no node can take: flush outcome and no-target recovery on the real
     await waitRunsOn(f, flfree.uuid, ['hv1'], 'flfree');
     const pin = await waitUntil(() => vmKeys(f.zk, flpin.uuid), { what: 'flpin start with its reason cleared', until: (k) => k.state === 'start' && k.failedReason === '', timeoutMs: 30_000, intervalMs: 200 });
     assert.deepEqual([pin.node, pin.autostart], ['hv1', 'False']);
-    const free = await vmKeys(f.zk, flfree.uuid);
+    const free = await settled('flfree keys', () => vmKeys(f.zk, flfree.uuid));
     assert.deepEqual([free.state, free.node, free.lastNode, free.failedReason], ['start', 'hv1', '', '']);
-    assert.equal(await f.zk.read(paths.node('hv1').domainState), 'ready');
+    assert.equal(await settled('hv1 domainstate', () => f.zk.read(paths.node('hv1').domainState)), 'ready');
     assert.deepEqual((JSON.parse(await f.cli.ok('node', 'info', 'hv1', '-f', 'json')) as NodeInfo).flushFailures, []);
   });
 
@@ -112,7 +112,7 @@ describe('VMs no node can take: flush outcome and no-target recovery on the real
     await defineAndStart(f, ntpin, 'hv3', ['hv2', 'hv3']);
     await defineAndStart(f, ntfree, 'hv3');
     await f.cli.ok('node', 'flush', 'hv2', '--wait', '--wait-timeout', '120');
-    assert.equal(await f.zk.read(paths.node('hv2').domainState), 'flushed');
+    assert.equal(await settled('hv2 domainstate', () => f.zk.read(paths.node('hv2').domainState)), 'flushed');
     const history = new KeyHistory(f.zk, paths.node('hv3').daemonState);
     hv3Daemon = history;
     await waitUntil(() => history.values.length > 0, { what: 'the first read of hv3 daemonstate' });
@@ -139,7 +139,7 @@ describe('VMs no node can take: flush outcome and no-target recovery on the real
     assert.equal(fault!.status, 'new');
     assert.equal(fault!.delta, 10);
     assert.equal(fault!.message, `VM ntpin is stopped, waiting for a recovery target: ${pin.failedReason}`);
-    assert.equal(await f.zk.read(paths.faults.fault('VM_NO_TARGET_NTPIN').message), fault!.message, 'stored under /faults in ZK');
+    assert.equal(await settled('the stored fault', () => f.zk.read(paths.faults.fault('VM_NO_TARGET_NTPIN').message)), fault!.message, 'stored under /faults in ZK');
   });
 
   it('pvc node ready hv2: the primary\'s recovery retry starts ntpin on hv2 (virsh); reason cleared; hv3 never came back', async () => {
@@ -153,7 +153,7 @@ describe('VMs no node can take: flush outcome and no-target recovery on the real
     const retried = [f.cluster.host('hv1'), f.cluster.host('hv2')].flatMap((h) => serviceLog(h, 'keepaliled', readyAt).filter((l) => l.msg === 'vm-recovered' && l.vm === 'ntpin'));
     assert.equal(retried.length, 1, `one vm-recovered line for ntpin: ${JSON.stringify(retried)}`);
     assert.equal(retried[0]!.retried, true, 'placed by the retry');
-    assert.equal(await f.zk.read(paths.node('hv3').daemonState), 'fenced');
+    assert.equal(await settled('hv3 daemonstate', () => f.zk.read(paths.node('hv3').daemonState)), 'fenced');
     assert.deepEqual(hv3Daemon!.since(failureAt).filter((v) => v === 'init' || v === 'run'), [], 'hv3 did not check in meanwhile');
     assert.deepEqual(await runningHosts(f.cluster.hosts, ntfree.uuid), ['hv1'], 'ntfree stays on hv1');
   });

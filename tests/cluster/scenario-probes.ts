@@ -31,6 +31,15 @@ export async function vmKeys(zk: ZkClient, uuid: string): Promise<VmKeys> {
   return { state: state!, node: node!, lastNode: lastNode!, failedReason: failedReason!, autostart: autostart! };
 }
 
+/**
+ * One read of a value that has already settled (the test acted and the thing it reads is final),
+ * retried for up to 15 s when it throws: the test's own ZK client may be between servers under load
+ * (CONNECTION_LOSS), which says nothing about the cluster under test.
+ */
+export function settled<T>(what: string, read: () => Promise<T>): Promise<T> {
+  return waitUntil(read, { what, until: () => true, timeoutMs: 15_000, intervalMs: 200 });
+}
+
 /** Hosts on which `uuid` is in state running (virsh); a powered-off host runs nothing and is skipped. */
 export async function runningHosts(hosts: readonly ClusterHost[], uuid: string): Promise<string[]> {
   const on = await Promise.all(hosts.map(async (h) => {
