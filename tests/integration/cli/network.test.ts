@@ -2,8 +2,9 @@
 // writes checked raw, refusals checked to change nothing under /networks, bad data written by
 // another tool shown as problems.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { paths, type ZkClient } from '@pvc/zk';
+import { afterEach, describe, it } from 'node:test';
+import { nodeKeys, pair, paths, readKeyIfExists, type ZkClient } from '@pvc/zk';
+import { FakeNetd } from './fake-netd.js';
 import { useRig, type CliRig } from './support.js';
 
 /** Every key under `root` with its value. */
@@ -126,5 +127,60 @@ describe('pvc network', () => {
     assert.equal(info.code, 1);
     assert.match(info.stderr, /^pvc: network 101 has bad data in Zookeeper and is skipped: \/networks\/101\/ip4_network: /);
     assert.equal((await rig.pvc(['network', 'remove', '100', '--yes'])).code, 0);
+  });
+
+  describe('--wait (networks_up of the running nodes that report it; a fake netd writes it)', () => {
+    let netd: FakeNetd | undefined;
+    const nodes = async (): Promise<void> => {
+      for (const n of ['hv1', 'hv2', 'hv3']) {
+        await rig.addNode(n);
+        await rig.zk.write([pair(nodeKeys(n).networksUp, [])]);
+      }
+      await rig.addNode('hv4'); // no networks_up: an original node, or networking off → not waited for
+      await rig.addNode('hv5', { daemonState: 'dead' });
+      await rig.zk.write([pair(nodeKeys('hv5').networksUp, [])]); // not running → not waited for
+    };
+    const up = async (n: string): Promise<number[] | undefined> => readKeyIfExists(rig.zk, nodeKeys(n).networksUp);
+    afterEach(() => netd?.stop());
+
+    it('add --wait returns once every running reporting node lists the VNI; remove --wait once none does', async () => {
+      await nodes();
+      netd = new FakeNetd(rig.zk, ['hv1', 'hv2', 'hv3'], { stepMs: 400 }).start(); // hv3 writes ≥ 2 polls after hv2
+      const add = await rig.pvc(['network', 'add', '1100', '-d', 'cnet', '-p', 'managed', '-i', '10.111.0.0/24', '-g', '10.111.0.1', '--wait']);
+      const returned = Date.now();
+      assert.equal(add.code, 0, add.stderr);
+      assert.equal(add.stdout, 'Added managed network 1100 "cnet"\nNetwork 1100: vmbr1100 up on all 3 running nodes (hv1, hv2, hv3)\n');
+      for (const n of ['hv1', 'hv2', 'hv3']) assert.deepEqual(await up(n), [1100], n);
+      assert.ok((netd.writes.get('hv3')?.at ?? Infinity) <= returned, 'not before the slowest node wrote');
+      assert.match(add.stderr, /network 1100 up on the nodes: vmbr1100 up on [0-2]\/3 nodes; waiting for (hv\d(, )?)+\n/, 'progress on stderr');
+      assert.equal(await up('hv4'), undefined);
+
+      const rm = await rig.pvc(['network', 'remove', 'cnet', '--yes', '--wait']);
+      assert.equal(rm.code, 0, rm.stderr);
+      assert.equal(rm.stdout, 'Removed network 1100 "cnet"\nNetwork 1100: vmbr1100 gone on all 3 running nodes (hv1, hv2, hv3)\n');
+      for (const n of ['hv1', 'hv2', 'hv3']) assert.deepEqual(await up(n), [], n);
+    });
+
+    it('a node that never acts: exit 4 after --wait-timeout naming it; the network stays added', async () => {
+      await nodes();
+      netd = new FakeNetd(rig.zk, ['hv1', 'hv2', 'hv3'], { stall: ['hv3'], stepMs: 50 }).start();
+      const t0 = Date.now();
+      const r = await rig.pvc(['network', 'add', '1100', '-d', 'cnet', '-p', 'bridged', '--wait', '--wait-timeout', '1.5']);
+      assert.equal(r.code, 4, r.stderr);
+      assert.ok(Date.now() - t0 >= 1_500 && Date.now() - t0 < 6_000, `${Date.now() - t0} ms`);
+      assert.match(r.stderr, /pvc: network 1100 up on the nodes: not done after 1\.5 s \(last seen: vmbr1100 up on 2\/3 nodes; waiting for hv3\)\n$/);
+      assert.equal(await rig.zk.exists(paths.network(1100).root) !== undefined, true);
+    });
+
+    it('no node reports networks_up: --wait has nothing to wait on and says so; modify --wait is refused (exit 2)', async () => {
+      await rig.addNode('hv1');
+      const r = await rig.pvc(['network', 'add', '1100', '-d', 'cnet', '-p', 'bridged', '--wait']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'Added bridged network 1100 "cnet"\nNetwork 1100: no running node reports its networks (networks_up): nothing to wait on\n');
+      const m = await rig.pvc(['network', 'modify', '1100', '--mtu', '1400', '--wait']);
+      assert.equal(m.code, 2);
+      assert.match(m.stderr, /^pvc: network modify has no --wait: the nodes report which networks are up \(networks_up\), not their settings/);
+      assert.equal(await rig.zk.exists(paths.network(1100).mtu) !== undefined && (await rig.zk.get(paths.network(1100).mtu)).data, '', 'nothing written');
+    });
   });
 });
