@@ -5,7 +5,9 @@
  * flooding entry per other host, and load the network's nft chains; an ACL added with `pvc network
  * acl add` appears in the chain; `pvc network modify --mtu` applies live; `pvc network remove`
  * leaves no device and no chain behind on any host. Prints the time from `network add` to every
- * host's bridge up.
+ * host's bridge up. `network add|remove --wait` return only once every host's `networks_up` (our
+ * key, written by netd) lists the VNI / none does; `vm define` refuses a VM whose `vmbr<vni>` no
+ * host has up, naming each host, and places one whose network is up.
  *
  * DHCP (item 2): the network has a DHCP range; the primary holds the gateway on its `vmbr<vni>` and
  * runs the network's dnsmasq. A "guest" — a namespace whose veth is a port of `vmbr<vni>` on a host
@@ -16,10 +18,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { leaseKeys, readKeyIfExists } from '@pvc/zk';
+import { leaseKeys, nodeKeys, readKeyIfExists } from '@pvc/zk';
 import { createExec, realClock } from '@pvc/runtime';
 import type { ClusterHost } from './harness/index.js';
 import { missingPrerequisites } from './harness/index.js';
@@ -99,12 +101,18 @@ describe('cluster: client networks follow /networks on every host', { timeout: 3
     const { cluster, cli } = fc!;
     const hosts = cluster.hosts;
     const t0 = realClock.now();
-    await cli.ok('network', 'add', String(VNI), '-d', 'cnet', '-p', 'managed', '-i', '10.111.0.0/24', '-g', '10.111.0.1',
-      '--dhcp', '--dhcp-start', '10.111.0.100', '--dhcp-end', '10.111.0.199');
+    const added = await cli.run(['network', 'add', String(VNI), '-d', 'cnet', '-p', 'managed', '-i', '10.111.0.0/24', '-g', '10.111.0.1',
+      '--dhcp', '--dhcp-start', '10.111.0.100', '--dhcp-end', '10.111.0.199', '--wait', '--wait-timeout', '60']);
+    assert.equal(added.code, 0, added.stderr);
+    assert.match(added.stdout, new RegExp(`^Network ${VNI}: vmbr${VNI} up on all ${hosts.length} running nodes \\(`, 'm'));
+    log(`pvc network add --wait → every host's networks_up lists ${VNI}: ${added.ms} ms`);
+    // --wait returned: every host's netd must already have written it (no further waiting here).
+    assert.deepEqual(await networksUp(), hosts.map(() => [VNI]), 'networks_up of every host once add --wait returned');
     await waitUntil(async () => (await Promise.all(hosts.map(view))).every((v) => v.bridge?.up === true && v.vxlan?.master === `vmbr${VNI}`), {
       what: `vmbr${VNI} with vxlan${VNI} up on every host`, timeoutMs: 30_000, intervalMs: 100,
     });
     log(`pvc network add → vmbr${VNI} and vxlan${VNI} up on all ${hosts.length} hosts: ${realClock.now() - t0} ms`);
+    await placementSkipsMissingNetworks();
     for (const h of hosts) {
       const v = await view(h);
       assert.equal(v.vxlan?.id, VNI, h.name);
@@ -128,12 +136,40 @@ describe('cluster: client networks follow /networks on every host', { timeout: 3
       what: 'MTU 1400 on both devices on every host', timeoutMs: 20_000, intervalMs: 200,
     });
 
-    await cli.ok('network', 'remove', String(VNI), '--yes');
+    const removed = await cli.run(['network', 'remove', String(VNI), '--yes', '--wait', '--wait-timeout', '60']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.deepEqual(await networksUp(), hosts.map(() => []), 'networks_up of every host once remove --wait returned');
+    log(`pvc network remove --wait → no host lists ${VNI}: ${removed.ms} ms`);
     await waitUntil(async () => (await Promise.all(hosts.map(view))).every((v) => !v.bridge && !v.vxlan && v.chains.length === 0)
       && (await servers('10.111.0.1')).dnsmasq.length === 0, {
       what: 'no device, no chain and no dnsmasq of the network on any host', timeoutMs: 30_000, intervalMs: 200,
     });
   });
+
+  /** Every host's `networks_up` (our key, written by its netd), in host order; undefined = absent. */
+  async function networksUp(): Promise<(number[] | undefined)[]> {
+    return Promise.all(fc!.cluster.hosts.map((h) => readKeyIfExists(fc!.zk, nodeKeys(h.name).networksUp)));
+  }
+
+  /** `pvc vm define` places a VM only where its vmbr<vni> networks are up (nothing is started). */
+  async function placementSkipsMissingNetworks(): Promise<void> {
+    const { cli, cluster } = fc!;
+    const dir = mkdtempSync(join(tmpdir(), 'pvccn-define-'));
+    const xml = (bridge: string): string => `<domain type='qemu'><name>cn-place</name><memory unit='MiB'>64</memory><vcpu>1</vcpu>`
+      + `<os><type arch='x86_64'>hvm</type></os><devices><interface type='bridge'><mac address='52:54:00:11:00:99'/>`
+      + `<source bridge='${bridge}'/><model type='virtio'/></interface></devices></domain>`;
+    try {
+      writeFileSync(join(dir, 'missing.xml'), xml('vmbr1999'));
+      const refused = await cli.run(['vm', 'define', join(dir, 'missing.xml')]);
+      assert.equal(refused.code, 1, refused.stdout);
+      for (const h of cluster.hosts) assert.match(refused.stderr, new RegExp(`${h.name}: lacks network 1999 \\(vmbr1999\\)`), h.name);
+      writeFileSync(join(dir, 'present.xml'), xml(`vmbr${VNI}`));
+      assert.match(await cli.ok('vm', 'define', join(dir, 'present.xml')), /cn-place/);
+      await cli.ok('vm', 'undefine', 'cn-place', '--yes');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 
   /** The DHCP part: lease across the VXLAN from the primary's dnsmasq, ZK lease, handover, renewal. */
   async function dhcpAcrossVxlan(): Promise<void> {
