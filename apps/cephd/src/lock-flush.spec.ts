@@ -156,6 +156,18 @@ const table: {
     ran: ['rbd lock list --format json vms/a'],
   },
   {
+    name: 'rbd\'s own line is the reason even when librados log lines come after it (their order varies)',
+    mode: 'own',
+    setup: (e) => e.on('rbd lock list', {
+      exitCode: 2,
+      stderr: 'unable to get monitor info from DNS SRV with service name: ceph-mon\nrbd: couldn\'t connect to the cluster!\n2026-11-26T14:57:37.360+0000 7f1e -1 monclient: get_monmap_and_config cannot identify monitors to contact\n',
+    }),
+    images: ['vms/a'],
+    flushed: [],
+    failed: [/^vms\/a: rbd lock list failed: rbd: couldn't connect to the cluster!$/],
+    ran: ['rbd lock list --format json vms/a'],
+  },
+  {
     name: 'a removal refused: the image fails after the lock that could not be removed',
     mode: 'force',
     setup: (e) => e.on('rbd lock list', { stdout: foreign }).on('rbd lock remove', { exitCode: 1, stderr: 'rbd: releasing lock failed: (16) Device or resource busy' }),

@@ -27,9 +27,10 @@ export interface ServiceProcess {
 
 /**
  * Starts `service` with the sample config plus `edits`, in a fresh temp directory; `env` is added to
- * this process's environment (e.g. `CEPH_CONF` for cephd's `rbd`).
+ * this process's environment (e.g. `CEPH_CONF` for cephd's `rbd`); `prefix` runs node through a
+ * wrapper (e.g. `['ip', 'netns', 'exec', ns]`: the service in a namespace, its socket still here).
  */
-export async function startService(service: ServiceName, edits: [string, unknown][] = [], env: Record<string, string> = {}): Promise<ServiceProcess> {
+export async function startService(service: ServiceName, edits: [string, unknown][] = [], env: Record<string, string> = {}, prefix: readonly string[] = []): Promise<ServiceProcess> {
   const main = join(ROOT, 'apps', service, 'dist', 'main.js');
   assert.ok(existsSync(main), `${main} missing: run the build first (npx tsc -b apps/${service})`);
   const dir = mkdtempSync(join(tmpdir(), `pvc-${service}-`));
@@ -45,7 +46,8 @@ export async function startService(service: ServiceName, edits: [string, unknown
     ['pvc.functions.enable_networking', false],
     ...edits,
   );
-  const child = spawn(process.execPath, [main, '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const [cmd, ...pre] = [...prefix, process.execPath];
+  const child = spawn(cmd ?? process.execPath, [...pre, main, '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
