@@ -23,6 +23,7 @@ osd pool default min size = 1
 osd crush chooseleaf type = 0
 mon allow pool delete = true
 mon warn on pool no redundancy = false
+mon warn on insecure global id reclaim allowed = false
 run dir = ${dir}/run
 log file = ${dir}/log/ceph-$name.log
 mon data = ${dir}/mon/ceph-$id

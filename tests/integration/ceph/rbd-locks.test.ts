@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { CEPHD, rpcClient, type RpcClient, type CephdApi } from '@pvc/rpc';
 import { waitUntil } from '../../support/wait.js';
 import { startService, type ServiceProcess } from '../services/service-process.js';
-import { CephHost, FOREIGN_IP, HOST_IP } from './ceph-host.js';
+import { CephHost, FOREIGN_IP, HOST_IP, requireCephBinaries } from './ceph-host.js';
 import { QemuRbd } from './qemu-rbd.js';
 
 interface Lock {
@@ -44,6 +44,10 @@ describe('RBD locks on a one-host Ceph, freed by the real cephd', () => {
     client?.close();
     await cephd?.cleanup();
     await ceph?.destroy();
+  });
+
+  test('a missing binary fails loudly, naming it and its package', () => {
+    assert.throws(() => requireCephBinaries([['pvc-no-such-ceph-tool', 'ceph-imaginary']]), /missing pvc-no-such-ceph-tool \(Debian package ceph-imaginary\); run scripts\/setup\.sh/);
   });
 
   test('the one-host Ceph is up: start time and memory (reported)', (t) => {
