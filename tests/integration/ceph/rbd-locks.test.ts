@@ -3,7 +3,8 @@
 // by-id in the sample's storage network) and asked over its unix socket, as vmd and keepaliled ask it.
 // A start (OWN_STALE) frees this node's stale lock; a lock held from 10.254.0.2 — by a real QEMU
 // writing through librbd with the exclusive lock, or by `rbd lock add` — refuses the start, is
-// named and left in place, and QEMU keeps writing; fence recovery (FORCE) removes it.
+// named and left in place (vmd's start guard, over the same socket, fails the VM at once naming it),
+// and QEMU keeps writing; fence recovery (FORCE) removes it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { waitUntil } from '../../support/wait.js';
 import { startService, type ServiceProcess } from '../services/service-process.js';
 import { CephHost, FOREIGN_IP, HOST_IP, requireCephBinaries } from './ceph-host.js';
 import { QemuRbd } from './qemu-rbd.js';
+import { cephdRbdLocks } from '../../../apps/vmd/src/storage/rbd-locks.js';
+import { heldReason, RbdStartGuard } from '../../../apps/vmd/src/storage/start-guard.js';
 
 interface Lock {
   id: string;
@@ -76,12 +79,22 @@ describe('RBD locks on a one-host Ceph, freed by the real cephd', () => {
     assert.match(held?.id ?? '', /^auto \d+$/, 'librbd\'s managed exclusive lock');
     assert.ok(held?.address.startsWith(`${FOREIGN_IP}:`), held?.address);
 
+    const r0 = await flush(['vms/q1'], 'FLUSH_MODE_OWN_STALE');
     for (const mode of ['FLUSH_MODE_OWN_STALE', undefined] as const) {
       const r = await flush(['vms/q1'], mode); // an older caller (no mode) gets the same refusal
       assert.deepEqual(r.flushed, [], String(mode));
       assert.deepEqual(r.held, [{ image: 'vms/q1', lockId: held?.id, locker: held?.locker, address: held?.address }]);
       assert.equal(r.failed.length, 1);
       assert.ok(r.failed[0]?.startsWith(`vms/q1: locked by ${held?.locker} at ${held?.address} (lock "${held?.id}"), not by this node (this node's storage address is ${HOST_IP})`), r.failed[0]);
+    }
+    // vmd's own start guard over the real socket: the VM fails at once, the reason naming QEMU's lock.
+    const vmdLocks = cephdRbdLocks(join(cephd.dir, 'run'));
+    try {
+      const verdict = await new RbdStartGuard(vmdLocks, { maxFailures: 3 }).beforeStart('u1', ['vms/q1']);
+      assert.deepEqual(verdict, { kind: 'fail', reason: heldReason(r0.held), held: r0.held });
+      assert.ok(verdict.kind === 'fail' && verdict.reason.includes(`vms/q1 held by ${held?.locker} at ${held?.address} (lock "${held?.id}")`), JSON.stringify(verdict));
+    } finally {
+      vmdLocks.close();
     }
     assert.deepEqual(await locks('vms/q1'), [held], 'left in place');
     assert.match(await qemu.write(0x22), /wrote 4096\/4096 bytes at offset 0/, 'the live writer is not broken');
