@@ -23,11 +23,14 @@ async function rig() {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ service: 'netd', dates: false, destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
   const procs = new Map<string, DnsmasqProcess>();
+  const hosts = new Map<string, FakeDnsmasqHost>();
   const primary = new ClientNetworkPrimary({
     addresses, logger,
     dnsmasq: (vni) => {
+      const host = new FakeDnsmasqHost();
+      hosts.set(vni, host);
       const p = new DnsmasqProcess(vni, {
-        exec, clock, logger, host: new FakeDnsmasqHost(), dirs: { dynamicDirectory: '/run/pvc', logDirectory: '/var/log/pvc' },
+        exec, clock, logger, host, dirs: { dynamicDirectory: '/run/pvc', logDirectory: '/var/log/pvc' },
         zk: { hosts: ['hv1'], port: 2181 }, hookCommand: ['/usr/bin/node', '/hook.js'],
       });
       procs.set(vni, p);
@@ -62,7 +65,7 @@ async function rig() {
     await zk.close();
     await admin.close();
   };
-  return { server, admin, zk, devices, addresses, follower, primary, procs, alive, settle, lines, stop };
+  return { server, admin, zk, devices, addresses, follower, primary, procs, hosts, alive, settle, lines, stop };
 }
 
 describe('ClientNetworkPrimary through the follower (fakes, virtual time)', () => {
@@ -82,6 +85,7 @@ describe('ClientNetworkPrimary through the follower (fakes, virtual time)', () =
     assert.deepEqual(r.addresses.devices.get('vmbr100'), []);
     const order = r.addresses.ops.map((op) => `${op.op} ${op.what}`);
     assert.deepEqual(order.filter((x) => !x.startsWith('announce')), ['add 10.100.0.1/24', 'remove 10.100.0.1/24']);
+    assert.ok(r.hosts.get('100')!.calls.includes('remove'), 'the hosts directory and pid file are removed at the relinquish');
     await r.stop();
   });
 
@@ -109,6 +113,7 @@ describe('ClientNetworkPrimary through the follower (fakes, virtual time)', () =
     await r.settle(2_000);
     assert.equal(r.alive().length, 0);
     assert.deepEqual(r.primary.vnis, []);
+    assert.ok(r.hosts.get('100')!.calls.includes('remove'), 'the hosts directory and pid file are removed');
     await r.stop();
   });
 });

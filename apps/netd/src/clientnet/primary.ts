@@ -69,7 +69,8 @@ export class ClientNetworkPrimary {
   async sync(primary: boolean, networks: readonly StoredNetwork[], devicesReady: (vni: number) => boolean): Promise<void> {
     const wanted = new Map(primary ? networks.filter((n) => n.type === 'managed' && devicesReady(n.vni)).map((n) => [n.vni, n]) : []);
     // Stop first: dnsmasq, then the gateway (as the original's relinquish).
-    await Promise.all([...this.served.keys()].filter((vni) => !wanted.has(vni)).map((vni) => this.stop(vni)));
+    const gone = (vni: number): boolean => !networks.some((n) => n.vni === vni);
+    await Promise.all([...this.served.keys()].filter((vni) => !wanted.has(vni)).map((vni) => this.stop(vni, gone(vni))));
     await Promise.all([...wanted.values()].map((n) => this.serve(n)));
   }
 
@@ -105,13 +106,17 @@ export class ClientNetworkPrimary {
     }
   }
 
-  private async stop(vni: number): Promise<void> {
+  /**
+   * Stops dnsmasq (and removes its hosts directory and pid file: nothing of a network this node
+   * does not serve stays behind, on a removal or a relinquish), then removes the gateway.
+   */
+  private async stop(vni: number, removed: boolean): Promise<void> {
     const served = this.served.get(vni);
     if (!served) return;
     const bridge = bridgeOf(vni);
     const log = this.deps.logger.child({ vni, bridge });
     try {
-      await served.proc.stop('not primary for it any more');
+      await served.proc.remove(removed ? 'network removed' : 'not primary for it any more');
       if (served.gateway) {
         await this.deps.addresses.remove(served.gateway, bridge);
         log.info({ address: served.gateway }, 'network gateway removed');

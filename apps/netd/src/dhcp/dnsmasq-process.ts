@@ -144,9 +144,12 @@ export class DnsmasqProcess {
     });
   }
 
-  /** Stops dnsmasq and removes the network's hosts directory and pid file (network removed). */
-  async remove(): Promise<void> {
-    await this.stop('network removed');
+  /**
+   * Stops dnsmasq and removes the network's hosts directory and pid file (network removed, or this
+   * node no longer serves it: a later start writes the hosts directory again).
+   */
+  async remove(reason = 'network removed'): Promise<void> {
+    await this.stop(reason);
     await this.enqueue(() => this.deps.host.removeFiles(this.layout));
   }
 
