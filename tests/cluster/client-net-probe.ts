@@ -49,31 +49,38 @@ export async function createProbeNamespace(clusterName: string, host: ClusterHos
 }
 
 /**
- * A DHCPDISCOVER (broadcast flag set, client MAC `mac`) sent from the namespace every 50 ms until
- * an OFFER comes back: `offerAt` is the epoch ms of the first OFFER, `offered` its address. Plain
- * Node inside the namespace (`ip netns exec … node -e`), UDP 68 → 255.255.255.255:67.
+ * A DHCP probe sent from the namespace every 50 ms until the server answers: `discover` = a
+ * DHCPDISCOVER (broadcast flag, client MAC `mac`) answered by an OFFER; `inform` = a DHCPINFORM for
+ * the namespace's own static address `ciaddr` (asks only for the options) answered by an ACK:
+ * dnsmasq answers it at once, with no lease, no reservation and none of the ~3 s ICMP check it
+ * makes before offering a dynamic address (during which it answers no other DHCP packet).
+ * `answerAt` is the epoch ms of the first answer, `address` the offered address (discover).
+ * Plain Node inside the namespace (`ip netns exec … node -e`), UDP 68 → 255.255.255.255:67.
  */
-export class DhcpDiscoverProbe {
-  offerAt: number | undefined;
-  offered: string | undefined;
+export class DhcpProbe {
+  answerAt: number | undefined;
+  address: string | undefined;
   firstSendAt: number | undefined;
   private child: ChildProcess | undefined;
 
-  constructor(readonly netns: string, readonly mac: string) {}
+  constructor(readonly netns: string, readonly mac: string, readonly kind: 'discover' | 'inform' = 'discover', readonly ciaddr = '0.0.0.0') {}
 
   start(): void {
     const script = `
 const dgram = require('node:dgram');
-const mac = Buffer.from(process.argv[1].split(':').map((x) => parseInt(x, 16)));
+const [macArg, kind, ciaddr] = process.argv.slice(1);
+const mac = Buffer.from(macArg.split(':').map((x) => parseInt(x, 16)));
 const xid = Math.floor(Math.random() * 0xffffffff) >>> 0;
 const p = Buffer.alloc(300);
-p[0] = 1; p[1] = 1; p[2] = 6; p.writeUInt32BE(xid, 4); p.writeUInt16BE(0x8000, 10); mac.copy(p, 28);
-p.writeUInt32BE(0x63825363, 236); p[240] = 53; p[241] = 1; p[242] = 1; p[243] = 255;
+p[0] = 1; p[1] = 1; p[2] = 6; p.writeUInt32BE(xid, 4); mac.copy(p, 28);
+if (kind === 'inform') Buffer.from(ciaddr.split('.').map(Number)).copy(p, 12); else p.writeUInt16BE(0x8000, 10);
+p.writeUInt32BE(0x63825363, 236); p[240] = 53; p[241] = 1; p[242] = kind === 'inform' ? 8 : 1; p[243] = 255;
+const want = kind === 'inform' ? 5 : 2;
 const s = dgram.createSocket({ type: 'udp4', reuseAddr: true });
 s.on('message', (m) => {
   if (m.length < 244 || m[0] !== 2 || m.readUInt32BE(4) !== xid) return;
   for (let i = 240; i < m.length - 2 && m[i] !== 255; i += m[i] === 0 ? 1 : 2 + m[i + 1]) {
-    if (m[i] === 53 && m[i + 2] === 2) { console.log('offer ' + Date.now() + ' ' + [...m.subarray(16, 20)].join('.')); process.exit(0); }
+    if (m[i] === 53 && m[i + 2] === want) { console.log('answer ' + Date.now() + ' ' + [...m.subarray(16, 20)].join('.')); process.exit(0); }
   }
 });
 s.on('error', (e) => { console.log('error ' + e.message); });
@@ -83,13 +90,13 @@ s.bind(68, () => {
   const send = () => s.send(p, 67, '255.255.255.255', () => undefined);
   send(); setInterval(send, 50);
 });`;
-    this.child = spawn('ip', ['netns', 'exec', this.netns, process.execPath, '-e', script, this.mac], { stdio: ['ignore', 'pipe', 'inherit'] });
+    this.child = spawn('ip', ['netns', 'exec', this.netns, process.execPath, '-e', script, this.mac, this.kind, this.ciaddr], { stdio: ['ignore', 'pipe', 'inherit'] });
     onLines(this.child.stdout!, (l) => {
       const [what, at, addr] = l.split(' ');
       if (what === 'start') this.firstSendAt = Number(at);
-      if (what === 'offer' && this.offerAt === undefined) {
-        this.offerAt = Number(at);
-        this.offered = addr;
+      if (what === 'answer' && this.answerAt === undefined) {
+        this.answerAt = Number(at);
+        this.address = addr;
       }
     });
   }
