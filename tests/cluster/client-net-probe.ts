@@ -1,9 +1,10 @@
 /**
  * A prober namespace on a client network: `<cluster>-prb` with `eth0` (a static address of the
  * network and a default route on it), whose peer `<cluster>-pv` is a port of `vmbr<vni>` on one
- * host — a "guest" that is not a VM, for pings every 20 ms and DHCP probes. The harness's teardown
- * deletes it with the cluster (its name starts with the cluster's); `remove()` before a network
- * removal, so no foreign port is left on the bridge.
+ * host — a "guest" that is not a VM, for pings every 20 ms and DHCP probes ({@link DhcpProbe}).
+ * The harness's sweep deletes only `<name>-hvN` namespaces: callers `remove()` it (in a `finally`,
+ * and before a network removal, so no foreign port is left on the bridge); creating it again
+ * removes a leftover of the same name first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createExec } from '@pvc/runtime';
