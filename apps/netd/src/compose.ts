@@ -8,7 +8,7 @@ import { RealZkClient } from '@pvc/zk';
 import { ClientNetworkFollower, ownFacts, RESYNC_MS } from './clientnet/follower.js';
 import { NetworksUpPublisher } from './clientnet/networks-up.js';
 import { ClientNetworkPrimary } from './clientnet/primary.js';
-import { createDnsmasqHost, defaultHookCommand, DnsmasqProcess } from './dhcp/index.js';
+import { createDnsmasqHost, defaultHookCommand, DnsmasqProcess, initLeases } from './dhcp/index.js';
 import { createIpDevices } from './clientnet/ip-devices.js';
 import { netdPrimaryDuties } from './duties.js';
 import { floatingAddresses, removeLeftovers } from './floating/floating.js';
@@ -56,6 +56,7 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
       dirs: { dynamicDirectory: dirs.dynamic_directory, logDirectory: dirs.log_directory },
       zk: { hosts: config.cluster.coordinators, port: config.database.zookeeper.port },
       hookCommand: defaultHookCommand(),
+      initLeases: () => initLeases(zk, vni),
     }),
   });
   const networksUp = new NetworksUpPublisher({ zk, node: config.node, logger: logger.child({ component: 'client-networks' }) });

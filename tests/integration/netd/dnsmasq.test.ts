@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createExec, createLogger, realClock } from '@pvc/runtime';
 import { connectZk, paths, type ZkClient } from '@pvc/zk';
 import {
-  createDnsmasqHost, defaultHookCommand, DnsmasqProcess, dnsmasqLayout, readLease, type DnsmasqNetwork, type Lease,
+  createDnsmasqHost, defaultHookCommand, DnsmasqProcess, dnsmasqLayout, initLeases, readLease, type DnsmasqNetwork, type Lease,
 } from '../../../apps/netd/src/dhcp/index.js';
 import { spawnUdhcpc, udhcpcEvents, udhcpcOnce, writeUdhcpcScript } from '../../support/udhcpc.js';
 import { waitUntil } from '../../support/wait.js';
@@ -134,6 +134,7 @@ describe('dnsmasq for a managed network: leases in ZooKeeper (root, real dnsmasq
       host: createDnsmasqHost(),
       dirs: { dynamicDirectory: join(dir, 'run'), logDirectory: join(dir, 'log') },
       zk: { hosts: ['127.0.0.1'], port: server.port },
+      initLeases: () => initLeases(zk!, VNI),
       hookCommand: ['/usr/bin/nsenter', `--net=/proc/${process.pid}/ns/net`, '--', ...defaultHookCommand()],
       command: ['ip', 'netns', 'exec', NS, '/usr/sbin/dnsmasq'],
       timing: { startCheckMs: 1000 },
@@ -206,6 +207,8 @@ describe('dnsmasq for a managed network: leases in ZooKeeper (root, real dnsmasq
     await proc!.start(network, [{ mac: MAC_B, ipaddr: RESERVED }]);
     assert.notDeepEqual(dnsmasqPids(layout().hostsDir), before, 'a new dnsmasq');
     assert.ok((await lease(MAC_A)) !== undefined, 'the start did not delete the stored lease');
+    // netd handed the stored lease to the new dnsmasq's init through the file (no ZK session in the hook).
+    assert.match(readFileSync(layout().initLeasesFile, 'utf8'), new RegExp(` ${MAC_A} ${leaseA!.ipaddr.replace(/\./g, '\\.')} `));
     // dnsmasq knows A's lease: another client asking for A's address does not get it.
     setClientMac(CLIENT_B, '52:54:00:4a:00:04');
     const other = udhcpcOnce(CLIENT_B, script, eventsB, ['-r', leaseA!.ipaddr]);

@@ -41,6 +41,8 @@ export const HOOK_ENV = {
   bridge: 'DNSMASQ_BRIDGE_INTERFACE',
   zkHosts: 'PVC_ZK_HOSTS',
   zkPort: 'PVC_ZK_PORT',
+  /** Set only when netd wrote the stored leases for `init` to this file just before the start. */
+  initLeases: 'PVC_INIT_LEASES',
 } as const;
 
 const ADDR = /^[0-9A-Fa-f:.]+$/;

@@ -25,6 +25,7 @@ import { describeError } from '@pvc/runtime';
 import { dnsmasqArgs, dnsmasqEnv, type DnsmasqNetwork, type HookZk } from './dnsmasq-args.js';
 import { DhcpError } from './errors.js';
 import type { DnsmasqHost } from './host-files.js';
+import { handInitLeases, type InitLeasesSource } from './init-leases.js';
 import { dnsmasqLayout, type DnsmasqDirectories, type DnsmasqLayout } from './layout.js';
 import type { Reservation } from './reservations.js';
 
@@ -62,6 +63,8 @@ export interface DnsmasqProcessDeps {
   readonly zk: HookZk;
   /** The lease hook command the wrapper runs (`defaultHookCommand()`). */
   readonly hookCommand: readonly string[];
+  /** The network's stored leases for the hook's `init` ({@link handInitLeases}); absent = the hook reads them. */
+  readonly initLeases?: InitLeasesSource;
   /** The dnsmasq command; default `['/usr/sbin/dnsmasq']` (tests prefix `ip netns exec <ns>`). */
   readonly command?: readonly string[];
   readonly timing?: Partial<DnsmasqTiming>;
@@ -209,8 +212,9 @@ export class DnsmasqProcess {
       throw new DhcpError('DHCP_FILES', this.vni, `${this.layout.dir}: dnsmasq files not prepared: ${describeError(err)}`, err);
     }
     const command = this.deps.command ?? ['/usr/sbin/dnsmasq'];
+    const env = { ...dnsmasqEnv(wanted.network, this.deps.zk), ...(await handInitLeases(this.deps.initLeases, this.deps.host, this.layout, this.log)) };
     // sh appends dnsmasq's stderr (start-up errors) to the log, then becomes dnsmasq (exec).
-    const child = this.deps.exec.spawn('/bin/sh', ['-c', 'exec "$@" 2>>"$0"', this.layout.logFile, ...command, ...args], { env: dnsmasqEnv(wanted.network, this.deps.zk) });
+    const child = this.deps.exec.spawn('/bin/sh', ['-c', 'exec "$@" 2>>"$0"', this.layout.logFile, ...command, ...args], { env });
     const run: Run = { child, startedAt: this.deps.clock.now(), signature, exit: child.exited, exited: false, phase: 'checking' };
     this.run = run;
     void run.exit.then((code) => {

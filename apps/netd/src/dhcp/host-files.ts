@@ -2,7 +2,7 @@
  * The file and process side effects of the dnsmasq manager, behind one port so the manager's
  * timeline is unit-tested with a fake (`testing/fake-dnsmasq.ts`).
  */
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { writeHookScript } from './hook-script.js';
 import type { DnsmasqLayout } from './layout.js';
 import { syncReservations, type Reservation } from './reservations.js';
@@ -22,7 +22,9 @@ export interface DnsmasqHost {
   findLeftover(layout: DnsmasqLayout): Promise<number | undefined>;
   /** Sends `signal` to `pid`; false when it no longer exists. */
   signal(pid: number, signal: NodeJS.Signals | 0): boolean;
-  /** Removes the hosts directory and the pid file (network removed). */
+  /** Writes the `init` leases file (0600, whole or not at all); `undefined` removes it. */
+  writeInitLeases(layout: DnsmasqLayout, text: string | undefined): Promise<void>;
+  /** Removes the hosts directory, the pid file and the `init` leases file (network removed). */
   removeFiles(layout: DnsmasqLayout): Promise<void>;
 }
 
@@ -53,9 +55,16 @@ export function createDnsmasqHost(): DnsmasqHost {
         return false;
       }
     },
+    async writeInitLeases(layout, text) {
+      if (text === undefined) return rm(layout.initLeasesFile, { force: true });
+      const tmp = `${layout.initLeasesFile}.${process.pid}.tmp`;
+      await writeFile(tmp, text, { mode: 0o600 });
+      await rename(tmp, layout.initLeasesFile);
+    },
     async removeFiles(layout) {
       await rm(layout.hostsDir, { recursive: true, force: true });
       await rm(layout.pidFile, { force: true });
+      await rm(layout.initLeasesFile, { force: true });
     },
   };
 }

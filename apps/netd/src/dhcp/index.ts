@@ -9,5 +9,6 @@ export { DhcpError, type DhcpErrorCode } from './errors.js';
 export { createDnsmasqHost, type DnsmasqHost } from './host-files.js';
 export { defaultHookCommand, writeHookScript } from './hook-script.js';
 export { bridgeOf, dnsmasqLayout, type DnsmasqDirectories, type DnsmasqLayout } from './layout.js';
-export { deleteLease, leaseKeys, listLeases, readLease, storeLease, type Lease } from './lease-store.js';
+export { deleteLease, initLeases, leaseKeys, listLeases, readLease, storeLease, type InitLeases, type Lease } from './lease-store.js';
+export { handInitLeases, type InitLeasesSource } from './init-leases.js';
 export { planReservations, syncReservations, type Reservation } from './reservations.js';

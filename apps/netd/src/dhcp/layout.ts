@@ -5,6 +5,9 @@
  *   file per MAC.
  * - `<dynamic_directory>/dnsmasq/dnsmasq-<vni>.pid`: dnsmasq's pid file (the original wrote none;
  *   with one, a dnsmasq left by a crashed netd can be found and stopped).
+ * - `<dynamic_directory>/dnsmasq/init-leases-<vni>`: the stored leases in dnsmasq's lease-file
+ *   format, written by netd just before it starts dnsmasq, for the hook's `init` (no Zookeeper
+ *   session of its own at start-up).
  * - `<dynamic_directory>/dnsmasq/lease-hook`: the executable dnsmasq runs as `--dhcp-script` (a
  *   wrapper that starts the Node lease hook; shared by every network).
  * - `<log_directory>/dnsmasq/dnsmasq-<vni>.log`: dnsmasq's log (`--log-facility`).
@@ -18,6 +21,8 @@ export interface DnsmasqLayout {
   /** `<dir>/<vni>`: reservations, one file per MAC. */
   readonly hostsDir: string;
   readonly pidFile: string;
+  /** `<dir>/init-leases-<vni>`: what the hook's `init` prints when netd has written it. */
+  readonly initLeasesFile: string;
   /** `<dir>/lease-hook`, the `--dhcp-script` wrapper. */
   readonly hookScript: string;
   /** `<log_directory>/dnsmasq` */
@@ -41,6 +46,7 @@ export function dnsmasqLayout(dirs: DnsmasqDirectories, vni: string): DnsmasqLay
     dir,
     hostsDir: join(dir, vni),
     pidFile: join(dir, `dnsmasq-${vni}.pid`),
+    initLeasesFile: join(dir, `init-leases-${vni}`),
     hookScript: join(dir, 'lease-hook'),
     logDir,
     logFile: join(logDir, `dnsmasq-${vni}.log`),

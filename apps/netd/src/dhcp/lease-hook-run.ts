@@ -24,7 +24,7 @@
 import { describeError } from '@pvc/runtime';
 import { DEFAULT_ZK_PORT, paths, type ZkClient } from '@pvc/zk';
 import { HOOK_ENV } from './dnsmasq-args.js';
-import { deleteLease, initLine, listLeases, readLease, storeLease, type Lease } from './lease-store.js';
+import { deleteLease, initLeases, readLease, storeLease, type Lease } from './lease-store.js';
 
 /** The hook's process-level inputs and outputs. */
 export interface HookIo {
@@ -60,14 +60,10 @@ function leaseFrom(io: HookIo, mac: string, ipaddr: string): Lease {
 }
 
 async function init(zk: ZkClient, vni: string, io: HookIo): Promise<void> {
-  const lines: string[] = [];
-  for (const lease of await listLeases(zk, vni)) {
-    const r = initLine(lease);
-    if ('line' in r) lines.push(r.line);
-    else io.stderr(`${PREFIX}: init: ${paths.network(vni).lease(lease.mac).root} left out: ${r.problem}`);
-  }
-  io.stdout(lines.map((l) => `${l}\n`).join(''));
-  io.stderr(`${PREFIX}: init: ${lines.length} lease(s) from ${paths.network(vni).leases}`);
+  const r = await initLeases(zk, vni);
+  for (const l of r.leftOut) io.stderr(`${PREFIX}: init: ${l.key} left out: ${l.problem}`);
+  io.stdout(r.text);
+  io.stderr(`${PREFIX}: init: ${r.count} lease(s) from ${paths.network(vni).leases}`);
 }
 
 async function act(zk: ZkClient, vni: string, action: string, lease: Lease, io: HookIo): Promise<void> {

@@ -119,6 +119,26 @@ export async function listLeases(zk: ZkClient, vni: string): Promise<Lease[]> {
   return leases.filter((l): l is Lease => l !== undefined);
 }
 
+/** What `init` hands dnsmasq: the lease-file text, and each stored lease left out with why. */
+export interface InitLeases {
+  readonly text: string;
+  readonly count: number;
+  /** Each stored lease that would corrupt dnsmasq's parse: its root key and why. */
+  readonly leftOut: readonly { readonly key: string; readonly problem: string }[];
+}
+
+/** Every stored lease of `vni` in dnsmasq's lease-file format ({@link initLine}). */
+export async function initLeases(zk: ZkClient, vni: string): Promise<InitLeases> {
+  const lines: string[] = [];
+  const leftOut: { key: string; problem: string }[] = [];
+  for (const lease of await listLeases(zk, vni)) {
+    const r = initLine(lease);
+    if ('line' in r) lines.push(r.line);
+    else leftOut.push({ key: paths.network(vni).lease(lease.mac).root, problem: r.problem });
+  }
+  return { text: lines.map((l) => `${l}\n`).join(''), count: lines.length, leftOut };
+}
+
 /**
  * One line of dnsmasq's lease-file format (`<expiry> <mac> <ip> <hostname> <clientid>`), as `init`
  * prints it; `undefined` (with the reason) when the stored lease would corrupt dnsmasq's parse.

@@ -107,6 +107,15 @@ export class FakeDnsmasqHost implements DnsmasqHost {
     return signal === 0 ? this.leftoverAlive : true;
   }
 
+  /** The last `init` leases text written (undefined = removed or never written). */
+  initLeases: string | undefined;
+
+  writeInitLeases(_layout: unknown, text: string | undefined): Promise<void> {
+    this.initLeases = text;
+    this.calls.push(text === undefined ? 'init-leases removed' : `init-leases ${text.split('\n').filter(Boolean).length}`);
+    return Promise.resolve();
+  }
+
   removeFiles(): Promise<void> {
     this.calls.push('remove');
     return Promise.resolve();
