@@ -1,0 +1,81 @@
+/**
+ * The port through which cephd runs Ceph's own tools (`ceph`, `rbd`, `rados`): one command with a
+ * deadline, its JSON or text output, and Ceph's own message when it fails. Every Ceph command of
+ * cephd goes through here; the real adapter is {@link createCephCli} over the Exec port (tests use
+ * it with `FakeExec`, and the integration tier with a real one-host Ceph).
+ *
+ * Errors: {@link CephCommandError} (non-zero exit; the message is the tool's own last meaningful
+ * stderr line, e.g. `rbd: error opening image x: (2) No such file or directory`), TimeoutError from
+ * Exec (Ceph unreachable makes the tools hang, not fail), {@link CephOutputError} (exit 0 but the
+ * output is not the JSON asked for).
+ */
+import { PvcError, type Exec } from '@pvc/runtime';
+
+/** The Ceph tools cephd runs. */
+export type CephTool = 'ceph' | 'rbd' | 'rados';
+
+/** Per-command options. */
+export interface CephRunOptions {
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/** The port. */
+export interface CephCli {
+  /** Runs `<tool> <args…> --format json` and parses stdout (empty stdout → null). */
+  json(tool: CephTool, args: readonly string[], opts: CephRunOptions): Promise<unknown>;
+  /** Runs `<tool> <args…>` and returns stdout as text. */
+  text(tool: CephTool, args: readonly string[], opts: CephRunOptions): Promise<string>;
+}
+
+/** A Ceph tool exited non-zero; `message` carries the tool's own reason. Not retryable by default. */
+export class CephCommandError extends PvcError {
+  constructor(
+    readonly tool: CephTool,
+    readonly args: readonly string[],
+    readonly exitCode: number,
+    readonly reason: string,
+  ) {
+    super('CEPH_COMMAND_FAILED', `${tool} ${args.slice(0, 3).join(' ')}: ${reason}`, { retryable: false });
+  }
+}
+
+/** A Ceph tool answered with output that is not the JSON asked for. */
+export class CephOutputError extends PvcError {
+  constructor(tool: CephTool, args: readonly string[], detail: string) {
+    super('CEPH_OUTPUT_MALFORMED', `${tool} ${args.slice(0, 3).join(' ')}: malformed JSON output: ${detail}`, { retryable: true });
+  }
+}
+
+/**
+ * The line of a Ceph tool's stderr that says why: its own last `<tool>: …` line or a line starting
+ * with `Error ` (what `ceph` prints, e.g. `Error EEXIST: pool 'x' already exists`), else the last
+ * line. librados logs from other threads interleave with it in no fixed order.
+ */
+export function cephReason(tool: CephTool, stderr: string, exitCode: number): string {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const own = [...lines].reverse().find((l) => l.startsWith(`${tool}:`) || /^Error [A-Z]+/.test(l));
+  return own ?? lines.at(-1) ?? `exit ${exitCode}`;
+}
+
+/** The real adapter over Exec. `env` (e.g. `CEPH_CONF`) is passed to every command. */
+export function createCephCli(exec: Exec, env?: Record<string, string>): CephCli {
+  async function run(tool: CephTool, args: readonly string[], opts: CephRunOptions): Promise<string> {
+    const r = await exec.run(tool, args, { timeoutMs: opts.timeoutMs, signal: opts.signal, ...(env ? { env } : {}) });
+    if (r.exitCode !== 0) throw new CephCommandError(tool, args, r.exitCode, cephReason(tool, r.stderr, r.exitCode));
+    return r.stdout;
+  }
+  return {
+    async json(tool, args, opts) {
+      const full = [...args, '--format', 'json'];
+      const out = (await run(tool, full, opts)).trim();
+      if (out === '') return null;
+      try {
+        return JSON.parse(out) as unknown;
+      } catch (err) {
+        throw new CephOutputError(tool, full, `${err instanceof Error ? err.message : String(err)} (${out.slice(0, 80)})`);
+      }
+    },
+    text: run,
+  };
+}
