@@ -11,6 +11,7 @@ export type { Codec, DecodeResult, StaticData } from './codec.js';
 export * from './objects.js';
 export * from './vocab.js';
 export * from './keys.js';
+export * from './ceph-stats.js';
 export * from './key-read.js';
 export * from './records.js';
 export * from './domain-bridges.js';

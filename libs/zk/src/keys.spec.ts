@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { createLogger } from '@pvc/runtime';
 import { decodeKey } from './key-read.js';
 import {
-  clusterKeys, domainKeys, faultKeys, logKeys, networkKeys, nodeKeys, objectKeys, osdKeys, pair, pluginKeys, poolKeys, tagKeys,
+  cephKeys, clusterKeys, domainKeys, snapshotKeys, volumeKeys, faultKeys, logKeys, networkKeys, nodeKeys, objectKeys, osdKeys, pair, pluginKeys, poolKeys, tagKeys,
   type KeySpec,
 } from './keys.js';
 import { DOMAIN_KEYS, NETWORK_KEYS, NODE_KEYS, OSD_KEYS, paths, POOL_KEYS } from './schema.js';
@@ -22,10 +22,13 @@ const TABLES: [string, string, Table][] = [
   ['fault', paths.faults.fault('abc123').root, faultKeys('abc123')],
   ['osd', paths.ceph.osd(3).root, osdKeys(3)],
   ['pool', paths.ceph.pool('vms').root, poolKeys('vms')],
+  ['volume', paths.ceph.volume('vms', 'disk0').root, volumeKeys('vms', 'disk0')],
+  ['snapshot', paths.ceph.snapshot('vms', 'disk0', 's1').root, snapshotKeys('vms', 'disk0', 's1')],
 ];
 
 function allSpecs(): [string, KeySpec<unknown, unknown>][] {
   const out: [string, KeySpec<unknown, unknown>][] = Object.entries(clusterKeys).map(([n, s]) => [`cluster.${n}`, s]);
+  for (const [n, s] of Object.entries(cephKeys)) out.push([`ceph.${n}`, s]);
   for (const [kind, , table] of TABLES) for (const [n, s] of Object.entries(table)) out.push([`${kind}.${n}`, s]);
   return out;
 }

@@ -1,11 +1,16 @@
-import type { Codec } from './codec.js';
 import {
   bool, commaList, emptyOr, float, int, json, localTime, lowerOneOf, nodeOrNone, nullable, oneOf, runningDomains,
   spaceList, staticData, strtobool, text, vniList,
 } from './codec.js';
 import type { StaticData } from './codec.js';
 import { NODE_OWN_KEYS, paths } from './schema.js';
-import type { WritePair } from './types.js';
+import { osdKeys, poolKeys } from './ceph-keys.js';
+import { keySpec, type KeySpec } from './key-spec.js';
+
+export { keySpec, pair } from './key-spec.js';
+export type { KeySpec, KeyValue } from './key-spec.js';
+export { cephKeys, osdKeys, poolKeys, POOL_TIERS, snapshotKeys, volumeKeys, volumePoolKeys, snapshotPoolKeys, snapshotVolumeKeys } from './ceph-keys.js';
+export type { PoolTier } from './ceph-keys.js';
 import {
   DAEMON_MODES, DAEMON_STATES, FAULT_STATUSES, MIGRATION_METHODS, NETWORK_TYPES, NODE_DOMAIN_STATES, ROUTER_STATES,
   SELECTORS, VM_SELECTORS, VM_STATES,
@@ -15,34 +20,7 @@ import type {
   VmState,
 } from './vocab.js';
 
-/**
- * One schema key with the one codec every reader and writer uses for it.
- *
- * - `codec`: the original's encoding (Python `str()` of the value).
- * - `fallback`: what the key means when it is absent, empty where the codec takes no `""`, or holds
- *   a value the codec does not accept — the original's default for it. `undefined` for a state
- *   whose meaning is "unknown" (callers then refuse to act on it).
- * - `fill`: the text the original's schema validation creates a missing key with: `""`, except
- *   `migration_max_downtime` (`300`), a pool's `tier` (`default`) and an OSD's `is_split` (`False`).
- */
-export interface KeySpec<T, F = T> {
-  readonly path: string;
-  readonly codec: Codec<T>;
-  readonly fallback: F;
-  readonly fill: string;
-}
-
-/** The decoded type of a key. */
-export type KeyValue<S> = S extends KeySpec<infer T, infer F> ? T | F : never;
-
-function key<T, F = T>(path: string, codec: Codec<T>, fallback: F, fill = ''): KeySpec<T, F> {
-  return { path, codec, fallback, fill };
-}
-
-/** Encodes one pair for `ZkClient.write` through the key's codec. */
-export function pair<T>(spec: KeySpec<T, unknown>, value: T): WritePair {
-  return [spec.path, spec.codec.encode(value)];
-}
+const key = keySpec;
 
 const daemonState = oneOf(DAEMON_STATES);
 const routerState = oneOf(ROUTER_STATES);
@@ -204,41 +182,6 @@ export function faultKeys(id: string) {
     status: key<FaultStatus>(p.status, oneOf(FAULT_STATUSES), 'new'),
     delta: key(p.delta, int, 0),
     message: key(p.message, text, ''),
-  } as const;
-}
-
-/** A pool's `tier` (the original's device classes; `default` = no class rule). */
-export const POOL_TIERS = ['default', 'hdd', 'ssd', 'nvme'] as const;
-export type PoolTier = (typeof POOL_TIERS)[number];
-
-/** The keys of `/ceph/osds/<id>` (parents before children). */
-export function osdKeys(id: string | number) {
-  const p = paths.ceph.osd(id);
-  return {
-    root: key(p.root, text, ''),
-    /** The node the OSD lives on. */
-    node: key(p.node, text, ''),
-    device: key(p.device, text, ''),
-    dbDevice: key(p.dbDevice, text, ''),
-    fsid: key(p.fsid, text, ''),
-    fsidOsd: key(p.fsidOsd, text, ''),
-    fsidCluster: key(p.fsidCluster, text, ''),
-    lvm: key(p.lvm, text, ''),
-    lvmVg: key(p.lvmVg, text, ''),
-    lvmLv: key(p.lvmLv, text, ''),
-    isSplit: key(p.isSplit, bool, false, 'False'),
-    stats: key<unknown, null>(p.stats, json, null),
-  } as const;
-}
-
-/** The keys of `/ceph/pools/<name>`. */
-export function poolKeys(name: string) {
-  const p = paths.ceph.pool(name);
-  return {
-    root: key(p.root, text, ''),
-    pgs: key(p.pgs, int, 0),
-    tier: key<PoolTier>(p.tier, oneOf(POOL_TIERS), 'default', 'default'),
-    stats: key<unknown, null>(p.stats, json, null),
   } as const;
 }
 
