@@ -19,6 +19,12 @@ export interface RunOptions {
    * harnesses). `--external-services` or `PVC_EXTERNAL_SERVICES=1`.
    */
   readonly externalServices: boolean;
+  /**
+   * The `systemctl` the coordinator-service step runs (`<systemctl> start <unit>`): `systemctl` on
+   * a real node; a harness without systemd as PID 1 gives a compatible program that starts its own
+   * service scripts (tests/cluster: `sh/systemctl-shim.sh`). `--systemctl <path>` or `PVC_SYSTEMCTL`.
+   */
+  readonly systemctl: string;
   /** How long to try to reach Zookeeper before starting over from the top (`--zk-timeout`, s). */
   readonly zkTimeoutMs: number;
   /** Bound of each coordinator service's readiness wait (`--service-timeout`, s). */
@@ -29,6 +35,7 @@ export interface RunOptions {
 export const SUPERVISOR_FLAGS: Readonly<Record<string, ServiceFlag>> = {
   mode: { type: 'string', help: 'standalone (spawn the other services; default) or systemd (default when started by systemd)' },
   'external-services': { type: 'boolean', help: 'do not start coordinator services, only wait for them (also PVC_EXTERNAL_SERVICES=1)' },
+  systemctl: { type: 'string', help: 'program run as "<program> start <unit>" to start coordinator services (default systemctl; also PVC_SYSTEMCTL)' },
   'zk-timeout': { type: 'string', help: 'seconds to try Zookeeper before starting bring-up again (default 60)' },
   'service-timeout': { type: 'string', help: 'seconds to wait for each coordinator service to become ready (default 120)' },
 };
@@ -54,9 +61,12 @@ export function resolveRunOptions(flags: Readonly<Record<string, string | boolea
     throw new OptionsError(`--mode: expected standalone or systemd, got "${String(raw)}"`);
   }
   const bySystemd = env.NOTIFY_SOCKET !== undefined && env.NOTIFY_SOCKET !== '';
+  const systemctl = flags.systemctl ?? (env.PVC_SYSTEMCTL || 'systemctl');
+  if (typeof systemctl !== 'string' || systemctl === '') throw new OptionsError('--systemctl: expected the path of a systemctl-compatible program');
   return {
     mode: raw ?? (bySystemd ? 'systemd' : 'standalone'),
     externalServices: flags['external-services'] === true || env.PVC_EXTERNAL_SERVICES === '1',
+    systemctl,
     zkTimeoutMs: seconds('zk-timeout', flags['zk-timeout'], 60),
     serviceTimeoutMs: seconds('service-timeout', flags['service-timeout'], 120),
   };

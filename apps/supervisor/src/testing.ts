@@ -72,7 +72,7 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
   let notified = 0;
   const deps: SupervisorDeps = {
     config,
-    options: { mode: 'standalone', externalServices: false, zkTimeoutMs: 60_000, serviceTimeoutMs: 120_000, ...options },
+    options: { mode: 'standalone', externalServices: false, systemctl: 'systemctl', zkTimeoutMs: 60_000, serviceTimeoutMs: 120_000, ...options },
     logger,
     clock,
     sysctl,

@@ -35,7 +35,7 @@ export function realDeps(ctx: ServiceContext, options: RunOptions, status: Super
     sysctl: createExecSysctl(exec),
     links: createIpLinks(exec),
     makeDirectory,
-    services: createSystemServices(exec),
+    services: createSystemServices(exec, { systemctl: options.systemctl }),
     connectZk: (timeoutMs, signal) =>
       connectZk(
         { hosts: config.cluster.coordinators, port: config.database.zookeeper.port, clock: realClock, logger: logger.child({ component: 'zk' }), opTimeoutMs: 5_000 },

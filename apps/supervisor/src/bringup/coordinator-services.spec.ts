@@ -73,14 +73,43 @@ test('real SystemServices over FakeExec: systemctl start, pg_isready, vtysh, cep
   assert.equal((await s.probe({ kind: 'libvirt', uri: 'qemu:///system' })).ready, false, 'unknown command (127) is not ready');
 });
 
+test('real SystemServices with a systemctl-compatible program (the test cluster\'s shim): it is run instead of systemctl, its failure named', async () => {
+  const exec = new FakeExec()
+    .on('/h/bin/systemctl start ceph-mon@hv1.service', { exitCode: 0 })
+    .on('/h/bin/systemctl start ceph-mgr@hv1.service', { exitCode: 5, stderr: 'Unit ceph-mgr@hv1.service not found.\n' });
+  const s = createSystemServices(exec, { systemctl: '/h/bin/systemctl' });
+  await s.start('ceph-mon@hv1.service');
+  await assert.rejects(s.start('ceph-mgr@hv1.service'), /\/h\/bin\/systemctl start ceph-mgr@hv1.service: exit 5: Unit ceph-mgr@hv1.service not found\./);
+  assert.deepEqual(exec.calls.map((c) => [c.command, ...c.args].join(' ')), ['/h/bin/systemctl start ceph-mon@hv1.service', '/h/bin/systemctl start ceph-mgr@hv1.service']);
+});
+
+test('bring-up through the real port: without external services every planned unit is started with the configured program, then probed', async () => {
+  const exec = new FakeExec()
+    .on('/shim start zookeeper.service', { exitCode: 0 })
+    .on('/shim start ceph-mon@pvchv1.service', { exitCode: 0 })
+    .on('/shim start ceph-mgr@pvchv1.service', { exitCode: 0 })
+    .on('ceph --connect-timeout 3 mon stat', { exitCode: 0, stdout: 'e1: 3 mons\n' })
+    .on('ceph --connect-timeout 3 mgr stat', { exitCode: 0, stdout: '{"available":true}\n' });
+  const { clock, lines, deps } = fakeWorld(testConfig());
+  const plan = planDependentServices(testConfig()).filter((s) => s.name.startsWith('ceph'));
+  const r = await bringUpDependentServices(plan, { services: createSystemServices(exec, { systemctl: '/shim' }), clock, logger: deps.logger, external: false, timeoutMs: 10_000, signal: new AbortController().signal });
+  assert.deepEqual(r.map((x) => [x.name, x.ready]), [['ceph-mon', true], ['ceph-mgr', true]]);
+  assert.deepEqual(exec.calls.filter((c) => c.command === '/shim').map((c) => c.args.join(' ')), ['start ceph-mon@pvchv1.service', 'start ceph-mgr@pvchv1.service']);
+  assert.deepEqual(lines.filter((l) => /^started /.test(String(l.msg))).map((l) => [l.msg, l.unit]), [['started ceph-mon', 'ceph-mon@pvchv1.service'], ['started ceph-mgr', 'ceph-mgr@pvchv1.service']]);
+});
+
 test('options: standalone by default, systemd by flag or NOTIFY_SOCKET; --external-services or PVC_EXTERNAL_SERVICES=1; bad values named', () => {
-  assert.deepEqual(resolveRunOptions({}, {}), { mode: 'standalone', externalServices: false, zkTimeoutMs: 60_000, serviceTimeoutMs: 120_000 });
+  assert.deepEqual(resolveRunOptions({}, {}), { mode: 'standalone', externalServices: false, systemctl: 'systemctl', zkTimeoutMs: 60_000, serviceTimeoutMs: 120_000 });
   assert.equal(resolveRunOptions({}, { NOTIFY_SOCKET: '/run/systemd/notify' }).mode, 'systemd');
   assert.equal(resolveRunOptions({}, { INVOCATION_ID: 'abc' }).mode, 'standalone');
   assert.equal(resolveRunOptions({ mode: 'standalone' }, { NOTIFY_SOCKET: '/x' }).mode, 'standalone');
   assert.equal(resolveRunOptions({ 'external-services': true }, {}).externalServices, true);
   assert.equal(resolveRunOptions({}, { PVC_EXTERNAL_SERVICES: '1' }).externalServices, true);
   assert.equal(resolveRunOptions({ 'zk-timeout': '2.5' }, {}).zkTimeoutMs, 2500);
+  assert.equal(resolveRunOptions({ systemctl: '/h/bin/systemctl' }, { PVC_SYSTEMCTL: '/other' }).systemctl, '/h/bin/systemctl');
+  assert.equal(resolveRunOptions({}, { PVC_SYSTEMCTL: '/other' }).systemctl, '/other');
+  assert.equal(resolveRunOptions({}, { PVC_SYSTEMCTL: '' }).systemctl, 'systemctl');
+  assert.throws(() => resolveRunOptions({ systemctl: true }, {}), /--systemctl: expected the path of a systemctl-compatible program/);
   assert.throws(() => resolveRunOptions({ mode: 'cluster' }, {}), /--mode: expected standalone or systemd, got "cluster"/);
   assert.throws(() => resolveRunOptions({ 'zk-timeout': 'soon' }, {}), /--zk-timeout: expected a positive number of seconds, got "soon"/);
 });

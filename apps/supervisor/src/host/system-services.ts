@@ -58,16 +58,23 @@ async function execProbe(exec: Exec, cmd: string, args: string[], signal: AbortS
   }
 }
 
+/** Options of {@link createSystemServices}. */
+export interface SystemServicesOptions {
+  /** The program run as `<systemctl> start <unit>` (default `systemctl`; see RunOptions.systemctl). */
+  readonly systemctl?: string;
+}
+
 /**
- * The real port: `systemctl start` and probes — Zookeeper `ruok` on `host` (the node name; localhost if unset),
+ * The real port: `systemctl start` (or the configured systemctl-compatible program) and probes — Zookeeper `ruok` on `host` (the node name; localhost if unset),
  * `virsh -c <uri> version`, `ceph mon stat`, `ceph mgr stat` (available), `vtysh -c 'show version'`,
  * `pg_isready` for every configured database address.
  */
-export function createSystemServices(exec: Exec): SystemServices {
+export function createSystemServices(exec: Exec, o: SystemServicesOptions = {}): SystemServices {
+  const systemctl = o.systemctl ?? 'systemctl';
   return {
     async start(unit, opts = {}) {
-      const r = await exec.run('systemctl', ['start', unit], { timeoutMs: 90_000, signal: opts.signal });
-      if (r.exitCode !== 0) throw new ServiceStartError(`systemctl start ${unit}: exit ${r.exitCode}: ${r.stderr.trim()}`);
+      const r = await exec.run(systemctl, ['start', unit], { timeoutMs: 90_000, signal: opts.signal });
+      if (r.exitCode !== 0) throw new ServiceStartError(`${systemctl} start ${unit}: exit ${r.exitCode}: ${r.stderr.trim()}`);
     },
     async probe(p, opts = {}) {
       const sig = opts.signal;
