@@ -1,5 +1,8 @@
 import { bool, int, json, oneOf, text } from './codec.js';
-import { cephHealthJson, osdStatsJson, poolStatsJson, type CephHealth, type StoredOsdStats, type StoredPoolStats } from './ceph-stats.js';
+import {
+  cephHealthJson, cephStatsStateJson, osdStatsJson, poolStatsJson, type CephHealth, type CephStatsState, type StoredOsdStats,
+  type StoredPoolStats,
+} from './ceph-stats.js';
 import { keySpec as key } from './key-spec.js';
 import { paths } from './schema.js';
 
@@ -17,6 +20,8 @@ export const cephKeys = {
   /** `null` = never written (the schema's `""`) or not JSON. */
   health: key<CephHealth, null>(paths.ceph.health, cephHealthJson, null),
   util: key(paths.ceph.util, text, ''),
+  /** Ours, not in schema v15 (see `CephStatsState`); `null` = absent (never written) or unreadable. */
+  statsState: key<CephStatsState, null>(paths.ceph.statsState, cephStatsStateJson, null),
 } as const;
 
 /** The keys of `/ceph/osds/<id>` (parents before children). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cephHealthJson, osdStatsJson, poolStatsJson } from './ceph-stats.js';
+import { cephHealthJson, cephStatsStateJson, osdStatsJson, poolStatsJson } from './ceph-stats.js';
 import { ZkDataError } from './errors.js';
 
 const K = '/ceph/health';
@@ -31,4 +31,13 @@ test("OSD stats: the original's placeholder '|' values decode; objects and array
 test('pool stats: numbers in the known fields; text there is bad data', () => {
   assert.equal(poolStatsJson.decode('{"id":1,"used_percent":0.25}', '/p').used_percent, 0.25);
   assert.throws(() => poolStatsJson.decode('{"id":"1"}', '/p'), ZkDataError);
+});
+
+test('stats state: our key round-trips; a wrong shape is bad data', () => {
+  const v = { time: 1_764_000_000, stale: { health: 'ceph health: timed out after 3000 ms' }, stale_since: 1_763_999_990, node: 'hv1' };
+  assert.deepEqual(cephStatsStateJson.decode(cephStatsStateJson.encode(v), '/ceph/stats_state'), v);
+  assert.deepEqual(cephStatsStateJson.decode('{"time":1,"stale":{},"stale_since":null,"node":"hv2"}', '/x').stale, {});
+  for (const raw of ['{}', '{"time":"1","stale":{},"stale_since":null,"node":"a"}', '{"time":1,"stale":{"a":1},"stale_since":null,"node":"a"}']) {
+    assert.throws(() => cephStatsStateJson.decode(raw, '/x'), ZkDataError, raw);
+  }
 });

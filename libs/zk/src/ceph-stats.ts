@@ -154,3 +154,28 @@ export const poolStatsJson: Codec<StoredPoolStats> = objectCodec<StoredPoolStats
   'a JSON object of pool stats',
   (v) => POOL_STATS_FIELDS.every((f) => v[f] === undefined || typeof v[f] === 'number'),
 );
+
+/**
+ * `/ceph/stats_state` (ours, not in schema v15): written by cephd on the primary after every stats
+ * pass, so a reader can tell current figures from old ones without a change to the original's keys.
+ * - `time`: epoch seconds when the pass ended (an old `time` = no primary cephd is writing);
+ * - `stale`: what this pass could not refresh, by its path under `/ceph` (`status` for `/ceph`
+ *   itself, `health`, `util`, `pools`, `osds`, or one object: `pools/<name>`, `osds/<id>`), each
+ *   with why (e.g. `ceph health: timed out after 3000 ms`); `{}` = every stats key is current;
+ * - `stale_since`: epoch seconds of the first pass of the current stale episode, `null` when fresh;
+ * - `node`: the writer.
+ */
+export interface CephStatsState {
+  readonly time: number;
+  readonly stale: Readonly<Record<string, string>>;
+  readonly stale_since: number | null;
+  readonly node: string;
+}
+
+/** `/ceph/stats_state`: the JSON of {@link CephStatsState}. */
+export const cephStatsStateJson: Codec<CephStatsState> = objectCodec<CephStatsState>(
+  'the JSON of the storage stats state',
+  (v) =>
+    typeof v.time === 'number' && isRecord(v.stale) && Object.values(v.stale).every((r) => typeof r === 'string') &&
+    (v.stale_since === null || typeof v.stale_since === 'number') && typeof v.node === 'string',
+);

@@ -238,6 +238,11 @@ export const paths = {
     root: CEPH,
     health: `${CEPH}/health`,
     util: `${CEPH}/util`,
+    /**
+     * Ours, not in schema v15: how current the storage stats are (written by cephd on the primary
+     * with every stats pass; see `cephKeys.statsState`). Absent = unknown (an original cluster).
+     */
+    statsState: `${CEPH}/stats_state`,
     osds: `${CEPH}/osds`,
     pools: `${CEPH}/pools`,
     volumes: `${CEPH}/volumes`,
