@@ -28,7 +28,7 @@ export interface CephHealth {
  * `used_bytes`, `stats.percent_used` → `used_percent` (a fraction 0–1, as Ceph gives it),
  * `stats.objects` → `num_objects`) and its `rados df` entry (the rest, same names).
  */
-export interface PoolStats {
+export type PoolStats = {
   readonly id: number;
   readonly stored_bytes: number;
   readonly free_bytes: number;
@@ -44,7 +44,7 @@ export interface PoolStats {
   readonly read_bytes: number;
   readonly write_ops: number;
   readonly write_bytes: number;
-}
+};
 
 /** The pool stats fields, in the original's order. */
 export const POOL_STATS_FIELDS = [
@@ -61,7 +61,7 @@ export const POOL_STATS_FIELDS = [
  * (`node` = short host name, `used`, `avail`, `wr_ops`, `wr_data`, `rd_ops`, `rd_data`, `state`,
  * e.g. `2489M`, `exists,up`).
  */
-export interface OsdStats {
+export type OsdStats = {
   readonly uuid: string;
   readonly up: number;
   readonly in: number;
@@ -86,7 +86,7 @@ export interface OsdStats {
   readonly rd_ops: string;
   readonly rd_data: string;
   readonly state: string;
-}
+};
 
 /** The OSD stats fields, in the original's order. */
 export const OSD_STATS_FIELDS = [
