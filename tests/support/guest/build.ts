@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PvcError } from '@pvc/runtime';
 import type { Exec } from '@pvc/runtime';
-import { netModulesKey, resolveNetModules, type NetModules } from './net-modules.js';
+import { modulesKey, resolveDiskModules, resolveNetModules, type GuestModules } from './net-modules.js';
 
 /** The guest's /init script (busybox shell), shipped next to this file. */
 export const GUEST_INIT = fileURLToPath(new URL('./init.sh', import.meta.url));
@@ -22,6 +22,11 @@ export interface BuiltGuest {
    * loads them), or why there are none (the guest then prints `pvc-guest <name> net error <why>`).
    */
   net: { modules: string[] } | { unavailable: string };
+  /**
+   * The virtio disk modules in the image, in load order (`pvc.disk=<dev>` on the kernel command
+   * line loads them), or why there are none (the guest then prints `pvc-guest <name> disk error <why>`).
+   */
+  disk: { modules: string[] } | { unavailable: string };
 }
 
 /** Inputs of {@link buildGuestImage}. */
@@ -32,7 +37,7 @@ export interface BuildGuestOptions {
   kernel: { path: string; version: string };
   /** A statically linked busybox (Debian package busybox-static). Default /bin/busybox. */
   busybox?: string;
-  /** Where the kernel's modules are (default `/lib/modules/<kernel version>`): the virtio NIC's come from there. */
+  /** Where the kernel's modules are (default `/lib/modules/<kernel version>`): the virtio NIC's and disk's come from there. */
   modulesDir?: string;
 }
 
@@ -62,10 +67,11 @@ export async function isStaticElf(file: string): Promise<boolean> {
   }
 }
 
-async function cacheKey(opts: BuildGuestOptions, busybox: string, net: NetModules): Promise<string> {
+async function cacheKey(opts: BuildGuestOptions, busybox: string, mods: Record<ModuleKind, GuestModules>): Promise<string> {
   const init = await readFile(GUEST_INIT);
   const bb = await stat(busybox);
-  const h = createHash('sha256').update(init).update(`${busybox}:${bb.size}:${bb.mtimeMs}`).update(netModulesKey(net)).digest('hex');
+  const h = createHash('sha256').update(init).update(`${busybox}:${bb.size}:${bb.mtimeMs}`)
+    .update(`net=${modulesKey(mods.net)};disk=${modulesKey(mods.disk)}`).digest('hex');
   return `guest-${opts.kernel.version}-${h.slice(0, 12)}`;
 }
 
@@ -88,19 +94,24 @@ async function stageInitramfs(exec: Exec, root: string, busybox: string): Promis
 
 const DECOMPRESS = { xz: 'xz', zst: 'zstd', gz: 'gzip' } as const;
 
+/** The devices whose modules the image carries; init.sh loads `<kind>.order` when asked for the device. */
+type ModuleKind = 'net' | 'disk';
+
 /**
- * Puts the NIC modules into `/lib/modules/pvc/` with `order` (one file name a line, load order),
- * decompressed (busybox insmod takes plain `.ko` only); or writes `unavailable` with the reason.
+ * Puts a device's modules into `/lib/modules/pvc/` (shared by both kinds) with `<kind>.order` (one
+ * file name a line, load order), decompressed (busybox insmod takes plain `.ko` only); or writes
+ * `<kind>.unavailable` with the reason.
  */
-async function stageNetModules(exec: Exec, root: string, net: NetModules): Promise<void> {
+async function stageModules(exec: Exec, root: string, kind: ModuleKind, mods: GuestModules): Promise<void> {
   const dir = join(root, 'lib', 'modules', 'pvc');
   await mkdir(dir, { recursive: true });
-  if (!('modules' in net)) {
-    await writeFile(join(dir, 'unavailable'), `${net.unavailable}\n`);
+  if (!('modules' in mods)) {
+    await writeFile(join(dir, `${kind}.unavailable`), `${mods.unavailable}\n`);
     return;
   }
-  for (const m of net.modules) {
+  for (const m of mods.modules) {
     const dest = join(dir, `${m.name}.ko`);
+    if (existsSync(dest)) continue;
     if (m.compression === 'none') {
       await copyFile(m.path, dest);
       continue;
@@ -111,12 +122,12 @@ async function stageNetModules(exec: Exec, root: string, net: NetModules): Promi
       throw new GuestBuildError(`cannot decompress ${m.path} with ${tool} (exit ${r.exitCode}: ${r.stderr.trim()}); busybox insmod needs a plain .ko (install ${tool})`);
     }
   }
-  await writeFile(join(dir, 'order'), net.modules.map((m) => `${m.name}.ko\n`).join(''));
+  await writeFile(join(dir, `${kind}.order`), mods.modules.map((m) => `${m.name}.ko\n`).join(''));
 }
 
 /**
  * Builds the tiny guest from local files only: Debian's cloud kernel plus a gzip'd newc cpio
- * holding a static busybox, /init (see init.sh) and the virtio NIC's kernel modules (net-modules.ts).
+ * holding a static busybox, /init (see init.sh) and the virtio NIC's and disk's kernel modules (net-modules.ts).
  * The result is cached under `<cacheDir>/guest-<kernel version>-<hash of init.sh, busybox and the
  * module files>/`, so re-runs cost nothing.
  */
@@ -126,11 +137,13 @@ export async function buildGuestImage(opts: BuildGuestOptions): Promise<BuiltGue
   if (!(await isStaticElf(busybox))) {
     throw new GuestBuildError(`${busybox} is dynamically linked; the initramfs needs busybox-static`);
   }
-  const net = resolveNetModules(opts.modulesDir ?? join('/lib/modules', opts.kernel.version));
-  const dir = join(opts.cacheDir, await cacheKey(opts, busybox, net));
+  const modulesDir = opts.modulesDir ?? join('/lib/modules', opts.kernel.version);
+  const mods = { net: resolveNetModules(modulesDir), disk: resolveDiskModules(modulesDir) };
+  const dir = join(opts.cacheDir, await cacheKey(opts, busybox, mods));
+  const names = (m: GuestModules): BuiltGuest['net'] => ('modules' in m ? { modules: m.modules.map((x) => x.name) } : { unavailable: m.unavailable });
   const out = {
     kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd.gz'), kernelVersion: opts.kernel.version,
-    net: 'modules' in net ? { modules: net.modules.map((m) => m.name) } : { unavailable: net.unavailable },
+    net: names(mods.net), disk: names(mods.disk),
   };
   if (existsSync(join(dir, 'complete'))) return { ...out, cached: true };
 
@@ -139,7 +152,8 @@ export async function buildGuestImage(opts: BuildGuestOptions): Promise<BuiltGue
   await mkdir(join(tmp, 'root'), { recursive: true });
   try {
     await stageInitramfs(opts.exec, join(tmp, 'root'), busybox);
-    await stageNetModules(opts.exec, join(tmp, 'root'), net);
+    await stageModules(opts.exec, join(tmp, 'root'), 'net', mods.net);
+    await stageModules(opts.exec, join(tmp, 'root'), 'disk', mods.disk);
     await run(opts.exec, 'bash', [
       '-c',
       'set -o pipefail; cd "$1" && find . -print0 | cpio --null -o -H newc --quiet | gzip -6 >"$2"',

@@ -66,3 +66,28 @@ export function failRun(pings: readonly { ok: boolean }[]): { longest: number; o
 export function consoleNetErrors(file: string, name: string): string[] {
   return guestLines(file, name).filter((l) => l.startsWith('net error') || / failed/.test(l) && l.startsWith('net insmod'));
 }
+
+/** What the guest's disk steps printed (init.sh, `pvc.disk` / `pvc.marker` / `pvc.diskwrite`), in order. */
+export interface ConsoleDisk {
+  /** Per boot, the marker its disk held before anything was written (`null` = `marker boot none`). */
+  boots: (string | null)[];
+  /** Markers written (`marker wrote <text>`), each after its fsync and sync returned. */
+  wrote: string[];
+  /** Periodic writes (`disk write <n> ok|fail`). */
+  writes: { n: number; ok: boolean }[];
+  /** `disk error …`, `disk insmod … failed`, `marker error …` lines. */
+  errors: string[];
+}
+
+/** The guest's disk lines after `from` (bytes). */
+export function consoleDisk(file: string, name: string, from = 0): ConsoleDisk {
+  const out: ConsoleDisk = { boots: [], wrote: [], writes: [], errors: [] };
+  for (const l of guestLines(file, name, from)) {
+    let m: RegExpExecArray | null;
+    if ((m = /^marker boot (.+)$/.exec(l))) out.boots.push(m[1] === 'none' ? null : m[1]!);
+    else if ((m = /^marker wrote (.+)$/.exec(l))) out.wrote.push(m[1]!);
+    else if ((m = /^disk write (\d+) (ok|fail)$/.exec(l))) out.writes.push({ n: Number(m[1]), ok: m[2] === 'ok' });
+    else if (l.startsWith('disk error') || l.startsWith('marker error') || (l.startsWith('disk insmod') && / failed/.test(l))) out.errors.push(l);
+  }
+  return out;
+}

@@ -12,9 +12,12 @@ export interface GuestDomainOptions {
   uuid?: string;
   /** virtio NICs, each a port of a host bridge (e.g. `vmbr<vni>`), in this order (eth0, eth1, …). */
   interfaces?: readonly GuestInterface[];
+  /** Raw RBD disks on virtio, in this order (vda, vdb, …); see {@link GuestDisk}. */
+  disks?: readonly GuestDisk[];
   /**
    * Appended to the kernel command line, e.g. `pvc.net=dhcp pvc.ping=10.1.0.1` (init.sh reads
-   * `pvc.net=dhcp`, `pvc.ping=<ip>[,<ip>]`, `pvc.renew=<s>`). Words of `[A-Za-z0-9._,=:/-]` only.
+   * `pvc.net=dhcp`, `pvc.ping=<ip>[,<ip>]`, `pvc.renew=<s>`, `pvc.disk=/dev/vda`,
+   * `pvc.marker=write:<text>`, `pvc.diskwrite=<s>`). Words of `[A-Za-z0-9._,=:/-]` only.
    */
   cmdline?: string;
 }
@@ -25,6 +28,47 @@ export interface GuestInterface {
   bridge: string;
   /** xx:xx:xx:xx:xx:xx */
   mac: string;
+}
+
+/**
+ * One raw disk on an RBD image: `<disk type='network' device='disk'>` with `cache='none'` (QEMU
+ * then turns librbd's cache off, so a write the guest synced is on the OSDs) and `<source
+ * protocol='rbd' name='<pool>/<image>'>`, no `<auth>` (the test Ceph runs with auth none). Without
+ * `hosts` or `config`, QEMU's librados reads /etc/ceph/ceph.conf (the cluster tier's hosts see the
+ * cluster's conf there).
+ */
+export interface GuestDisk {
+  pool: string;
+  image: string;
+  /** Monitors as `<host name port>` children (librados then needs no conf for them). */
+  hosts?: readonly { name: string; port?: number }[];
+  /** `<config file='…'/>`: a ceph.conf other than /etc/ceph/ceph.conf. */
+  config?: string;
+}
+
+const RBD_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.+-]*$/;
+
+function diskXml(d: GuestDisk, index: number): string[] {
+  for (const [what, v] of [['pool', d.pool], ['image', d.image]] as const) {
+    if (!RBD_NAME.test(v)) throw new Error(`guest disk ${what} "${v}" must be a plain RBD name ([A-Za-z0-9_.+-], not starting with - or +)`);
+  }
+  if (index > 25) throw new Error('a guest takes at most 26 disks (vda–vdz)');
+  for (const h of d.hosts ?? []) {
+    if (!/^[A-Za-z0-9.:-]+$/.test(h.name)) throw new Error(`guest disk monitor host "${h.name}" must be an address or host name`);
+    if (h.port !== undefined && !(Number.isInteger(h.port) && h.port > 0 && h.port < 65536)) throw new Error(`guest disk monitor port ${h.port} is not a port`);
+  }
+  const inner = [
+    ...(d.hosts ?? []).map((h) => `        <host name='${xmlEscape(h.name)}'${h.port === undefined ? '' : ` port='${h.port}'`}/>`),
+    ...(d.config === undefined ? [] : [`        <config file='${xmlEscape(d.config)}'/>`]),
+  ];
+  const name = `${d.pool}/${d.image}`;
+  return [
+    "    <disk type='network' device='disk'>",
+    "      <driver name='qemu' type='raw' cache='none'/>",
+    ...(inner.length === 0 ? [`      <source protocol='rbd' name='${name}'/>`] : [`      <source protocol='rbd' name='${name}'>`, ...inner, '      </source>']),
+    `      <target dev='vd${String.fromCharCode(97 + index)}' bus='virtio'/>`,
+    '    </disk>',
+  ];
 }
 
 function interfaceXml(i: GuestInterface): string[] {
@@ -44,9 +88,10 @@ function xmlEscape(s: string): string {
 }
 
 /**
- * A diskless domain (NIC-less unless `interfaces` are given) booting the tiny guest by direct kernel boot. Its serial console
- * (console=ttyS0) is a pty whose output libvirt also appends to `consoleLog`. Diskless guests can
- * be live-migrated without shared storage.
+ * A domain booting the tiny guest by direct kernel boot, diskless and NIC-less unless `disks` or
+ * `interfaces` are given. Its serial console (console=ttyS0) is a pty whose output libvirt also
+ * appends to `consoleLog`. Diskless guests can be live-migrated without shared storage; RBD disks
+ * are network storage, which libvirt migrates without copying.
  */
 export function guestDomainXml(o: GuestDomainOptions): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(o.name)) {
@@ -82,6 +127,7 @@ export function guestDomainXml(o: GuestDomainOptions): string {
     "      <target port='0'/>",
     '    </serial>',
     "    <console type='pty'><target type='serial' port='0'/></console>",
+    ...(o.disks ?? []).flatMap(diskXml),
     ...(o.interfaces ?? []).flatMap(interfaceXml),
     "    <memballoon model='none'/>",
     '  </devices>',

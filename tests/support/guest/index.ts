@@ -1,3 +1,4 @@
 export { buildGuestImage, isStaticElf, GuestBuildError, GUEST_INIT, type BuiltGuest, type BuildGuestOptions } from './build.js';
-export { guestDomainXml, type GuestDomainOptions, type GuestInterface } from './domain-xml.js';
-export { resolveNetModules, NET_DRIVERS, type NetModules, type GuestModule } from './net-modules.js';
+export { consoleDisk, consoleSize, guestLines, type ConsoleDisk } from './console.js';
+export { guestDomainXml, type GuestDomainOptions, type GuestInterface, type GuestDisk } from './domain-xml.js';
+export { resolveNetModules, resolveDiskModules, resolveModules, NET_DRIVERS, DISK_DRIVERS, type NetModules, type GuestModules, type GuestModule } from './net-modules.js';

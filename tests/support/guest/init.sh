@@ -1,5 +1,5 @@
 #!/bin/busybox sh
-# /init of the tiny test guest (busybox initramfs, no disk; network only when asked for).
+# /init of the tiny test guest (busybox initramfs; a disk and the network only when asked for).
 # Prints "pvc-guest <name> tick <n>" to the console (console=ttyS0) once a second; <name> comes
 # from the kernel command line "pvc.name=<name>" (the domain name). Changing this file changes the
 # cache key of the built image.
@@ -13,6 +13,18 @@
 #                         to udhcpc (a unicast renew to the server); a success prints a "lease … renew"
 #   pvc.ping=<ip>[,<ip>]  with pvc.net: per target, once a second, "ping <ip> <seq> ok|fail"
 #                         (busybox ping -c 1 -W 1; seq counts from 0 per target)
+#
+# A raw disk (no filesystem) is opt-in too; its steps run before the ticks start:
+#   pvc.disk=<dev>        insmod the virtio disk modules (disk.order), wait for <dev> (e.g. /dev/vda),
+#                         then print what its first 512 bytes hold: "marker boot <text>" when they
+#                         start "PVCM:<text>\n", else "marker boot none" ("disk error <why>" on failure)
+#   pvc.marker=write:<t>  with pvc.disk: after that line, write "PVCM:<t>\n" zero-padded to 512 bytes
+#                         at offset 0, fsync and sync: "marker wrote <t>" (or "marker error <why>").
+#                         Every boot prints the boot line first, so a guest booted again from the
+#                         same XML shows what an earlier boot (on any host) left on the disk.
+#   pvc.diskwrite=<s>     with pvc.disk: every <s> seconds write "PVCW:<name> <n>\n" (512 bytes) at
+#                         offset 4096 and fsync: "disk write <n> ok|fail" (a writer that lost its
+#                         disk, e.g. after Ceph blocklisted it, prints fail or stops printing)
 /bin/busybox mkdir -p /proc /sys /dev /tmp /bin /sbin /usr/bin /usr/sbin
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sysfs /sys
@@ -22,12 +34,18 @@ name=guest
 net=
 renew=5
 pings=
+disk=
+marker=
+diskwrite=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     pvc.name=*) name="${arg#pvc.name=}" ;;
     pvc.net=*) net="${arg#pvc.net=}" ;;
     pvc.renew=*) renew="${arg#pvc.renew=}" ;;
     pvc.ping=*) pings="${arg#pvc.ping=}" ;;
+    pvc.disk=*) disk="${arg#pvc.disk=}" ;;
+    pvc.marker=*) marker="${arg#pvc.marker=}" ;;
+    pvc.diskwrite=*) diskwrite="${arg#pvc.diskwrite=}" ;;
   esac
 done
 hostname "$name"
@@ -55,12 +73,19 @@ EOF
   chmod 755 /tmp/udhcpc.sh
 }
 
-net_up() {
+# load_modules <net|disk>: insmod <kind>.order's modules not yet loaded; false (after saying why)
+# when the image has none for that device.
+load_modules() {
   dir=/lib/modules/pvc
-  if [ -f $dir/unavailable ]; then say "net error $(cat $dir/unavailable)"; return; fi
+  if [ -f "$dir/$1.unavailable" ]; then say "$1 error $(cat "$dir/$1.unavailable")"; return 1; fi
   while read -r ko; do
-    insmod "$dir/$ko" 2>/tmp/insmod.err || say "net insmod $ko failed: $(cat /tmp/insmod.err)"
-  done <$dir/order
+    [ -d "/sys/module/${ko%.ko}" ] && continue
+    insmod "$dir/$ko" 2>/tmp/insmod.err || say "$1 insmod $ko failed: $(cat /tmp/insmod.err)"
+  done <"$dir/$1.order"
+}
+
+net_up() {
+  load_modules net || return
   i=0
   while [ ! -e /sys/class/net/eth0 ]; do
     i=$((i + 1))
@@ -92,6 +117,45 @@ net_up() {
   done
 }
 
+# disk_up: the raw disk's marker (see the header). Runs in the foreground, before net_up, so the
+# two never insmod the shared virtio_pci at the same time.
+disk_up() {
+  load_modules disk || return
+  i=0
+  while [ ! -b "$disk" ]; do
+    i=$((i + 1))
+    if [ $i -gt 100 ]; then say "disk error no $disk after 10 s"; return; fi
+    sleep 0.1
+  done
+  dd if="$disk" of=/tmp/sector0 bs=512 count=1 2>/tmp/dd.err || { say "disk error read $disk: $(cat /tmp/dd.err)"; return; }
+  first=$(tr -d '\000' </tmp/sector0 | head -n 1)
+  case "$first" in
+    PVCM:*) say "marker boot ${first#PVCM:}" ;;
+    *) say "marker boot none" ;;
+  esac
+  case "$marker" in
+    write:*)
+      t="${marker#write:}"
+      if printf 'PVCM:%s\n' "$t" | dd of="$disk" bs=512 count=1 conv=sync,notrunc,fsync 2>/tmp/dd.err && sync; then
+        say "marker wrote $t"
+      else
+        say "marker error write $disk: $(cat /tmp/dd.err)"
+      fi ;;
+    '') ;;
+    *) say "marker error unknown pvc.marker=$marker (expected write:<text>)" ;;
+  esac
+  [ -n "$diskwrite" ] || return
+  (
+    n=0
+    while sleep "$diskwrite"; do
+      if printf 'PVCW:%s %s\n' "$name" "$n" | dd of="$disk" bs=512 seek=8 count=1 conv=sync,notrunc,fsync 2>/dev/null; then r=ok; else r=fail; fi
+      say "disk write $n $r"
+      n=$((n + 1))
+    done
+  ) &
+}
+
+[ -n "$disk" ] && disk_up
 [ "$net" = dhcp ] && net_up &
 
 n=0

@@ -1,14 +1,18 @@
 /**
  * The kernel modules the tiny guest needs for a virtio NIC (`virtio_pci`, `virtio_net` and what
- * they depend on), found through the kernel's `modules.dep` and put into the initramfs in the
- * order `init.sh` loads them (dependencies first). Debian's cloud kernel builds all of them as
- * modules; a module the kernel has built in (`modules.builtin`) needs nothing.
+ * they depend on) and for a virtio disk (`virtio_pci`, `virtio_blk`), found through the kernel's
+ * `modules.dep` and put into the initramfs in the order `init.sh` loads them (dependencies
+ * first). Debian's cloud kernel builds all of them as modules; a module the kernel has built in
+ * (`modules.builtin`) needs nothing.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 /** The drivers the guest's NIC needs; their dependencies come from `modules.dep`. */
 export const NET_DRIVERS = ['virtio_pci', 'virtio_net'] as const;
+
+/** The drivers the guest's disk (`<target bus='virtio'>`, /dev/vda) needs. */
+export const DISK_DRIVERS = ['virtio_pci', 'virtio_blk'] as const;
 
 /** One module file to put into the initramfs. */
 export interface GuestModule {
@@ -23,8 +27,10 @@ export interface GuestModule {
   mtimeMs: number;
 }
 
-/** What {@link resolveNetModules} found: the files in load order, or why the guest can have no NIC. */
+/** What {@link resolveModules} found: the files in load order, or why the guest cannot have the device. */
 export type NetModules = { modules: GuestModule[] } | { unavailable: string };
+/** Same shape, for the disk. */
+export type GuestModules = NetModules;
 
 const moduleName = (file: string): string => basename(file).replace(/\.ko(\.(xz|zst|gz))?$/, '').replace(/-/g, '_');
 
@@ -41,13 +47,23 @@ function readLines(file: string): string[] | undefined {
   }
 }
 
-/**
- * Resolves {@link NET_DRIVERS} and their dependencies in `modulesDir` (`/lib/modules/<version>`).
- * Never throws: a kernel without the files (no modules directory, a driver neither a module nor
- * built in) yields `unavailable` with the reason, so the NIC-less guest still builds and a guest
- * asked for networking says why on its console.
- */
+/** {@link resolveModules} of {@link NET_DRIVERS}. */
 export function resolveNetModules(modulesDir: string): NetModules {
+  return resolveModules(modulesDir, NET_DRIVERS);
+}
+
+/** {@link resolveModules} of {@link DISK_DRIVERS}. */
+export function resolveDiskModules(modulesDir: string): GuestModules {
+  return resolveModules(modulesDir, DISK_DRIVERS);
+}
+
+/**
+ * Resolves `drivers` and their dependencies in `modulesDir` (`/lib/modules/<version>`).
+ * Never throws: a kernel without the files (no modules directory, a driver neither a module nor
+ * built in) yields `unavailable` with the reason, so the guest still builds without the device and
+ * a guest asked for it says why on its console.
+ */
+export function resolveModules(modulesDir: string, drivers: readonly string[]): GuestModules {
   const depLines = readLines(join(modulesDir, 'modules.dep'));
   if (!depLines) return { unavailable: `no ${join(modulesDir, 'modules.dep')} (the kernel's modules are not installed)` };
   const builtin = new Set((readLines(join(modulesDir, 'modules.builtin')) ?? []).filter(Boolean).map(moduleName));
@@ -70,7 +86,7 @@ export function resolveNetModules(modulesDir: string): NetModules {
     order.push(name);
     return undefined;
   };
-  for (const driver of NET_DRIVERS) {
+  for (const driver of drivers) {
     const err = visit(driver, []);
     if (err) return { unavailable: err };
   }
@@ -85,6 +101,9 @@ export function resolveNetModules(modulesDir: string): NetModules {
 }
 
 /** Part of the image's cache key: which module files, in which order. */
-export function netModulesKey(m: NetModules): string {
+export function modulesKey(m: GuestModules): string {
   return 'modules' in m ? m.modules.map((x) => `${x.path}:${x.size}:${x.mtimeMs}`).join(',') : `unavailable:${m.unavailable}`;
 }
+
+/** {@link modulesKey} (the name the NIC-only image used). */
+export const netModulesKey = modulesKey;

@@ -39,6 +39,24 @@ describe('parseDomainXml', () => {
     assert.deepEqual(dx.rbdVolumes, ['vms/vm1_disk0']);
   });
 
+  it('lists RBD volumes in the forms libvirt writes, and leaves snapshots and other disks out', () => {
+    const disks = [
+      // vmd's test guest and libvirt's live XML: <host> children, <auth>, <config>, an index attribute.
+      `<disk type='network' device='disk'><driver name='qemu' type='raw' cache='none'/>
+        <source protocol='rbd' name='vms/disk1'><host name='10.0.0.1' port='6789'/><host name='10.0.0.2'/></source>
+        <auth username='libvirt'><secret type='ceph' uuid='0de30000-0000-4000-8000-0000000000bb'/></auth><target dev='vda' bus='virtio'/></disk>`,
+      `<disk type="network" device="disk"><source protocol="rbd" name="vms/disk2" index="2"><config file="/etc/ceph/other.conf"/></source></disk>`,
+      `<disk type='network' device='cdrom'><source protocol='rbd' name='isos/installer'/><readonly/></disk>`,
+      `<disk type='network' device='disk'><source protocol='rbd' name='vms/base@gold'/><readonly/></disk>`,
+      `<disk type='network' device='disk'><source protocol='rbd' name='vms/base'><snapshot name='gold'/></source></disk>`,
+      `<disk type='network' device='disk'><source protocol='iscsi' name='iqn.2013-07.com.example:iscsi/1'/></disk>`,
+      `<disk type='block' device='disk'><source dev='/dev/rbd0'/></disk>`,
+      `<disk type='network' device='disk'><source protocol='rbd'/></disk>`,
+    ];
+    const dx = parseDomainXml(XML.replace(/<disk type='network'[^\n]*\n/, disks.join('\n')), 'f');
+    assert.deepEqual(dx.rbdVolumes, ['vms/disk1', 'vms/disk2', 'isos/installer']);
+  });
+
   it('canonicalises a UUID without dashes and in upper case', () => {
     const dx = parseDomainXml(XML.replace('<name>vm1</name>', '<name>vm1</name><uuid>0DE300000000400080000000000000AA</uuid>'), 'f');
     assert.equal(dx.uuid, '0de30000-0000-4000-8000-0000000000aa');

@@ -18,7 +18,7 @@ export interface DomainXml {
   readonly vcpus: number;
   /** MAC addresses of the interfaces, lower-cased. */
   readonly macs: readonly string[];
-  /** `pool/volume` of every RBD disk (the domain's `rbdlist`). */
+  /** `pool/volume` of every RBD disk that is not a snapshot (the domain's `rbdlist`). */
   readonly rbdVolumes: readonly string[];
 }
 
@@ -180,14 +180,21 @@ function macsOf(root: Element, source: string): string[] {
   return macs;
 }
 
+/**
+ * `<source name>` of every `<disk type='network'>` whose source has `protocol='rbd'`, in document
+ * order, as the original's getDomainDisks (the `<host>`, `<auth>` and `<config>` children do not
+ * matter). A disk that reads a snapshot — `name='pool/vol@snap'` or a `<snapshot name>` child —
+ * is left out: a snapshot is read-only, so its reader holds no lock to flush, and the volume is
+ * not this VM's to lock, snapshot or remove (the original lists the name as it is; cephd refuses
+ * an `@` name, so such a VM could never start).
+ */
 function rbdOf(root: Element): string[] {
   const out: string[] = [];
   for (const disk of devicesOf(root, 'disk')) {
     const src = firstChild(disk, 'source');
-    if (disk.getAttribute('type') === 'network' && src?.getAttribute('protocol') === 'rbd') {
-      const name = src.getAttribute('name');
-      if (name) out.push(name);
-    }
+    if (disk.getAttribute('type') !== 'network' || src?.getAttribute('protocol') !== 'rbd') continue;
+    const name = src.getAttribute('name');
+    if (name && !name.includes('@') && !firstChild(src, 'snapshot')) out.push(name);
   }
   return out;
 }
