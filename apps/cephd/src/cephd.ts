@@ -1,7 +1,7 @@
 /**
- * cephd's service object for issue 3: storage figures for keepalives, RBD lock flushing for VM
- * recovery, and the primary role. OSD management and the primary's Ceph status/stats writes come
- * in the storage issue.
+ * cephd's service object: storage figures for keepalives, RBD lock flushing for VM starts and
+ * recovery, and the primary role, whose duties (`duties.ts`) write the Ceph status and stats into
+ * Zookeeper. Each node's own OSD objects are kept by `own-osds.ts`, run beside this by compose.ts.
  */
 import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
 import type { ZkClient } from '@pvc/zk';

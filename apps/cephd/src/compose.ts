@@ -1,17 +1,38 @@
 /**
- * Builds cephd from the loaded config with the real ports (Exec for `rbd`, Zookeeper when storage is
- * enabled) and runs it until shutdown. Called by main.ts only.
+ * Builds cephd from the loaded config with the real ports (Exec for the Ceph tools, Zookeeper when
+ * storage is enabled) and runs it until shutdown. Called by main.ts only.
+ *
+ * The Ceph tools find the cluster as an administrator's would: `/etc/ceph/ceph.conf`, or
+ * `CEPH_CONF` from cephd's environment (Exec passes the environment through; the tests set it).
  */
 import type { ServiceContext } from '@pvc/rpc';
-import { createExec, realClock } from '@pvc/runtime';
-import { RealZkClient } from '@pvc/zk';
+import { createExec, realClock, type Exec, type Logger } from '@pvc/runtime';
+import type { Config } from '@pvc/config';
+import { RealZkClient, type ZkClient } from '@pvc/zk';
 import { Cephd } from './cephd.js';
 import { cephdPrimaryDuties } from './duties.js';
+import { createCephCli } from './host/ceph-cli.js';
 import { RBD_COMMAND_TIMEOUT_MS } from './lock-flush.js';
+import { OwnOsds } from './own-osds.js';
+import { CephStatsDuty, statsCommandTimeoutMs } from './stats/duty.js';
 import { PrimaryRole } from '@pvc/rpc';
 
 /** Zookeeper read deadline behind GetStorageStats (keepaliled calls with about 1 s). */
 const ZK_READ_TIMEOUT_MS = 800;
+/** Zookeeper deadline of each read and write of the stats pass and of the OSD objects. */
+const STATS_ZK_TIMEOUT_MS = 1_000;
+
+/** The storage parts that talk to Ceph and Zookeeper: the primary's stats duty and this node's OSD objects. */
+function storageParts(config: Config, zk: ZkClient, exec: Exec, logger: Logger): { stats: CephStatsDuty; ownOsds: OwnOsds } {
+  const cli = createCephCli(exec);
+  const intervalMs = config.system.fencing.intervals.keepalive_interval * 1000;
+  const commandTimeoutMs = statsCommandTimeoutMs(intervalMs);
+  const common = { zk, cli, clock: realClock, node: config.node, commandTimeoutMs, zkTimeoutMs: STATS_ZK_TIMEOUT_MS };
+  return {
+    stats: new CephStatsDuty({ ...common, logger: logger.child({ component: 'ceph-stats' }), intervalMs }),
+    ownOsds: new OwnOsds({ ...common, logger: logger.child({ component: 'own-osds' }), retryMs: intervalMs }),
+  };
+}
 
 /** Builds the real cephd and hands it to `publish` (the gRPC handlers), then runs it. */
 export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => void): Promise<void> {
@@ -36,20 +57,22 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
   if (storageEnabled && storageAddress === undefined) {
     logger.warn('this node has no storage address (system.configuration.networking.storage): no RBD lock counts as its own, so a start refuses any locked image');
   }
+  const exec = createExec(logger.child({ component: 'exec' }));
+  const storage = zk ? storageParts(config, zk, exec, logger) : undefined;
   const cephd = new Cephd({
     node: config.node,
     storageEnabled,
     storageAddress,
     zk,
-    exec: createExec(logger.child({ component: 'exec' })),
+    exec,
     logger,
-    role: new PrimaryRole({ service: 'cephd', logger: logger.child({ component: 'primary-role' }), duties: cephdPrimaryDuties() }),
+    role: new PrimaryRole({ service: 'cephd', logger: logger.child({ component: 'primary-role' }), duties: cephdPrimaryDuties({ stats: storage?.stats }) }),
     rbdTimeoutMs: RBD_COMMAND_TIMEOUT_MS,
     zkTimeoutMs: ZK_READ_TIMEOUT_MS,
   });
   publish(cephd);
   try {
-    await cephd.run(ctx.shutdown.signal);
+    await Promise.all([cephd.run(ctx.shutdown.signal), storage?.ownOsds.run(ctx.shutdown.signal)]);
   } finally {
     await ctx.zkLog.flush();
     await zk?.close();

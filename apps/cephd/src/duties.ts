@@ -1,12 +1,25 @@
 /**
- * cephd's primary-only duties, started in order on takeover and stopped in reverse on relinquish.
- * NONE IS IMPLEMENTED YET: the list is empty, so SetPrimary only switches the role.
- * Planned (pvc-inventory §3.1/§4.2/§8), each a {@link PrimaryDuty} added here by the storage issue:
- * Ceph status/health/util writes, pool stats and OSD stats writes at every keepalive.
+ * cephd's primary-only duties, started in order on takeover and stopped in reverse on relinquish
+ * and at shutdown (pvc-inventory §3.1, §4.2, §8):
+ *
+ * - `ceph-stats` ({@link CephStatsDuty}, only with storage enabled): at takeover and then every
+ *   keepalive interval, `/ceph` (`ceph status`), `/ceph/health` (`ceph health` JSON), `/ceph/util`
+ *   (`ceph df`), `pools/<p>/stats` and `osds/<id>/stats`, one transaction per group, and our
+ *   `/ceph/stats_state` (what is stale and why). Bounded and never overlapping; a slow or
+ *   unreachable Ceph leaves the last values and marks them stale. Its start does not wait for Ceph.
+ *
+ * Not primary duties: each node's own OSD objects (`own-osds.ts`, every node) and the RBD lock
+ * flush (any node, on request).
  */
 import type { PrimaryDuty } from '@pvc/rpc';
+import type { CephStatsDuty } from './stats/duty.js';
 
-/** Builds cephd's duty list (empty for now). */
-export function cephdPrimaryDuties(): PrimaryDuty[] {
-  return [];
+/** The duties there are (absent = not on this node, e.g. storage disabled). */
+export interface CephdDuties {
+  stats?: CephStatsDuty | undefined;
+}
+
+/** Builds cephd's duty list, in start order. */
+export function cephdPrimaryDuties(duties: CephdDuties = {}): PrimaryDuty[] {
+  return duties.stats ? [duties.stats] : [];
 }

@@ -1,0 +1,23 @@
+// Real outputs of the one-host Ceph 16.2.15 (tests/integration/ceph/ceph-host.ts, with a mgr),
+// captured 2026-11-26 and trimmed (osd dump/metadata to the fields cephd reads; host renamed hv1).
+// Unit specs feed them to the stats and OSD-object code through FakeExec.
+
+export const CEPH_STATUS = "  cluster:\n    id:     7a623ce2-ed6b-4132-b22c-b96d482cc4a1\n    health: HEALTH_OK\n \n  services:\n    mon: 1 daemons, quorum a (age 10s)\n    mgr: x(active, since 3s)\n    osd: 1 osds: 1 up (since 4s), 1 in (since 10s)\n \n  data:\n    pools:   2 pools, 9 pgs\n    objects: 0 objects, 0 B\n    usage:   290 MiB used, 3.7 GiB / 4 GiB avail\n    pgs:     11.111% pgs not active\n             8 active+clean\n             1 creating+peering\n \n";
+
+export const CEPH_HEALTH_OK = "\n{\"status\":\"HEALTH_OK\",\"checks\":{},\"mutes\":[]}";
+
+export const CEPH_HEALTH_WARN = "\n{\"status\":\"HEALTH_WARN\",\"checks\":{\"POOL_NO_REDUNDANCY\":{\"severity\":\"HEALTH_WARN\",\"summary\":{\"message\":\"1 pool(s) have no replicas configured\",\"count\":1},\"muted\":false}},\"mutes\":[]}\n";
+
+export const CEPH_DF = "--- RAW STORAGE ---\nCLASS   SIZE    AVAIL     USED  RAW USED  %RAW USED\nhdd    4 GiB  3.7 GiB  290 MiB   290 MiB       7.08\nTOTAL  4 GiB  3.7 GiB  290 MiB   290 MiB       7.08\n \n--- POOLS ---\nPOOL                   ID  PGS  STORED  OBJECTS  USED  %USED  MAX AVAIL\nvms                     1    8     0 B        0   0 B      0    3.5 GiB\ndevice_health_metrics   2    1     0 B        0   0 B      0    3.5 GiB\n";
+
+export const CEPH_DF_JSON = "\n{\"stats\":{\"total_bytes\":4294967296,\"total_avail_bytes\":3990683648,\"total_used_bytes\":304283648,\"total_used_raw_bytes\":304283648,\"total_used_raw_ratio\":0.0708465576171875,\"num_osds\":1,\"num_per_pool_osds\":1,\"num_per_pool_omap_osds\":1},\"stats_by_class\":{\"hdd\":{\"total_bytes\":4294967296,\"total_avail_bytes\":3990683648,\"total_used_bytes\":304283648,\"total_used_raw_bytes\":304283648,\"total_used_raw_ratio\":0.0708465576171875}},\"pools\":[{\"name\":\"vms\",\"id\":1,\"stats\":{\"stored\":0,\"objects\":0,\"kb_used\":0,\"bytes_used\":0,\"percent_used\":0,\"max_avail\":3775935232}},{\"name\":\"device_health_metrics\",\"id\":2,\"stats\":{\"stored\":0,\"objects\":0,\"kb_used\":0,\"bytes_used\":0,\"percent_used\":0,\"max_avail\":3775935232}}]}\n";
+
+export const RADOS_DF_JSON = "{\"pools\":[{\"name\":\"device_health_metrics\",\"id\":2,\"size_bytes\":0,\"size_kb\":0,\"num_objects\":0,\"num_object_clones\":0,\"num_object_copies\":0,\"num_objects_missing_on_primary\":0,\"num_objects_unfound\":0,\"num_objects_degraded\":0,\"read_ops\":0,\"read_bytes\":0,\"write_ops\":0,\"write_bytes\":0,\"compress_bytes_used\":0,\"compress_under_bytes\":0},{\"name\":\"vms\",\"id\":1,\"size_bytes\":0,\"size_kb\":0,\"num_objects\":0,\"num_object_clones\":0,\"num_object_copies\":0,\"num_objects_missing_on_primary\":0,\"num_objects_unfound\":0,\"num_objects_degraded\":0,\"read_ops\":0,\"read_bytes\":0,\"write_ops\":0,\"write_bytes\":0,\"compress_bytes_used\":0,\"compress_under_bytes\":0}],\"total_objects\":0,\"total_used\":297152,\"total_avail\":3897152,\"total_space\":4194304}";
+
+export const OSD_DUMP_JSON = "\n{\"epoch\":9,\"fsid\":\"7a623ce2-ed6b-4132-b22c-b96d482cc4a1\",\"osds\":[{\"osd\":0,\"uuid\":\"2924c047-6c86-4582-8625-2dedecf46c1a\",\"up\":1,\"in\":1,\"weight\":1,\"primary_affinity\":1,\"state\":[\"exists\",\"up\"]}]}\n";
+
+export const OSD_DF_JSON = "\n{\"nodes\":[{\"id\":0,\"device_class\":\"hdd\",\"name\":\"osd.0\",\"type\":\"osd\",\"type_id\":0,\"crush_weight\":0.0038909912109375,\"depth\":2,\"pool_weights\":{},\"reweight\":1,\"kb\":4194304,\"kb_used\":297152,\"kb_used_data\":56,\"kb_used_omap\":0,\"kb_used_meta\":297088,\"kb_avail\":3897152,\"utilization\":7.08465576171875,\"var\":1,\"pgs\":9,\"status\":\"up\"}],\"stray\":[],\"summary\":{\"total_kb\":4194304,\"total_kb_used\":297152,\"total_kb_used_data\":56,\"total_kb_used_omap\":0,\"total_kb_used_meta\":297088,\"total_kb_avail\":3897152,\"average_utilization\":7.08465576171875,\"min_var\":1,\"max_var\":1,\"dev\":0}}\n";
+
+export const OSD_STATUS = "ID  HOST   USED  AVAIL  WR OPS  WR DATA  RD OPS  RD DATA  STATE      \n 0  hv1    290M  3805M      0        0       0        0   exists,up  \n";
+
+export const OSD_METADATA_JSON = "\n[{\"id\":0,\"arch\":\"x86_64\",\"bluefs\":\"1\",\"bluefs_dedicated_db\":\"0\",\"bluefs_dedicated_wal\":\"0\",\"bluestore_bdev_access_mode\":\"file\",\"bluestore_bdev_devices\":\"vda\",\"bluestore_bdev_path\":\"/var/lib/ceph/osd/ceph-0/block\",\"bluestore_bdev_type\":\"hdd\",\"devices\":\"vda\",\"hostname\":\"hv1\",\"osd_data\":\"/var/lib/ceph/osd/ceph-0\",\"osd_objectstore\":\"bluestore\"}]\n";
