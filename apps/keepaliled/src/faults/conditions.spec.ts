@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluateFaults, faultId, type ClusterFacts, type NodeFact, type PluginFact, type VmFact } from './conditions.js';
+import { evaluateFaults, faultId, type CephCheckFact, type ClusterFacts, type NodeFact, type OsdFact, type PluginFact, type VmFact } from './conditions.js';
 
 function node(name: string, o: Partial<Omit<NodeFact, 'name'>> = {}): NodeFact {
   return { name, daemonState: 'run', memTotalMiB: 32_768, memAllocMiB: 0, plugins: [], ...o };
@@ -16,6 +16,8 @@ const waiting = (name: string, o: { state?: string; reason?: string; autostart?:
   vm(name, o.state ?? 'stop', o.reason ?? NO_TARGET, o.uuid ?? `uuid-${name}`, o.autostart ?? true);
 
 const plugin = (name: string, delta: number, message = 'ok'): PluginFact => ({ name, delta, message });
+const osd = (id: string, inValue: number | undefined): OsdFact => ({ id, in: inValue });
+const check = (name: string, severity: string, message = `${name} message`): CephCheckFact => ({ name, severity, message });
 
 /** One fault as `ID/delta`, or `ID/delta "message"` when the row checks the message. */
 const brief = (facts: ClusterFacts): string[] => evaluateFaults(facts).map((f) => `${f.id}/${f.delta}`);
@@ -40,6 +42,18 @@ const TABLE: [string, ClusterFacts, string[]][] = [
     nodes: [node('hv1', { daemonState: 'init' }), node('hv2', { daemonState: 'stop' }), node('hv3', { daemonState: 'shutdown' }), node('hv4', { daemonState: undefined })],
     vms: [],
   }, []],
+  // Ceph OSD out row
+  ['OSD stats in 0 → CEPH_OSD_OUT 50; in 1: nothing', { nodes: [node('hv1')], vms: [], osds: [osd('0', 1), osd('3', 0)] }, ['CEPH_OSD_OUT_3/50']],
+  ['OSD stats unknown (absent, unreadable, the "|" placeholder): nothing', { nodes: [node('hv1')], vms: [], osds: [osd('1', undefined)] }, []],
+  ['OSDs out in id order (numeric)', { nodes: [node('hv1')], vms: [], osds: [osd('10', 0), osd('2', 0)] }, ['CEPH_OSD_OUT_2/50', 'CEPH_OSD_OUT_10/50']],
+  // Ceph health rows
+  ['a HEALTH_WARN check → CEPH_WARN 10', { nodes: [node('hv1')], vms: [], cephChecks: [check('POOL_NO_REDUNDANCY', 'HEALTH_WARN')] }, ['CEPH_WARN_POOL_NO_REDUNDANCY/10']],
+  ['a HEALTH_ERR check → CEPH_ERR 50', { nodes: [node('hv1')], vms: [], cephChecks: [check('OSD_FULL', 'HEALTH_ERR')] }, ['CEPH_ERR_OSD_FULL/50']],
+  ['other severities: nothing', { nodes: [node('hv1')], vms: [], cephChecks: [check('X', 'HEALTH_OK'), check('Y', 'health_warn')] }, []],
+  ['WARN rows then ERR rows, each by check name', {
+    nodes: [node('hv1')], vms: [], cephChecks: [check('PG_DEGRADED', 'HEALTH_ERR'), check('OSD_DOWN', 'HEALTH_WARN'), check('MON_DOWN', 'HEALTH_WARN'), check('OSD_FULL', 'HEALTH_ERR')],
+  }, ['CEPH_WARN_MON_DOWN/10', 'CEPH_WARN_OSD_DOWN/10', 'CEPH_ERR_OSD_FULL/50', 'CEPH_ERR_PG_DEGRADED/50']],
+  ['no storage facts (storage not in use): nothing', { nodes: [node('hv1')], vms: [], osds: [], cephChecks: [] }, []],
   // VM row
   ['VM state fail → VM_FAILED 10', { nodes: [node('hv1'), node('hv2')], vms: [vm('web1', 'fail', 'libvirt error')] }, ['VM_FAILED_WEB1/10']],
   ['VM states other than fail: nothing', {
@@ -72,7 +86,11 @@ const TABLE: [string, ClusterFacts, string[]][] = [
   ['every row at once, in table order', {
     nodes: [node('hv1', { plugins: [plugin('psql', 50)], memAllocMiB: 70_000 }), node('hv2', { daemonState: 'fenced' })],
     vms: [vm('db', 'fail', 'x'), waiting('web')],
-  }, ['NODE_PLUGIN_PSQL_HV1/25', 'DEAD_NODE_HV2/50', 'VM_FAILED_DB/10', 'VM_NO_TARGET_WEB/10', 'MEMORY_OVERPROVISIONED/50']],
+    osds: [osd('4', 0)], cephChecks: [check('MON_DOWN', 'HEALTH_ERR'), check('OSD_DOWN', 'HEALTH_WARN')],
+  }, [
+    'NODE_PLUGIN_PSQL_HV1/25', 'DEAD_NODE_HV2/50', 'CEPH_OSD_OUT_4/50', 'CEPH_WARN_OSD_DOWN/10', 'CEPH_ERR_MON_DOWN/50',
+    'VM_FAILED_DB/10', 'VM_NO_TARGET_WEB/10', 'MEMORY_OVERPROVISIONED/50',
+  ]],
 ];
 
 describe('evaluateFaults(): the cluster fault table', () => {
@@ -95,6 +113,13 @@ describe('evaluateFaults(): messages', () => {
   });
   it('no target: the VM and recovery\'s reason', () => {
     assert.deepEqual(messages({ nodes: [node('hv1')], vms: [waiting('web1')] }), [`VM web1 is stopped, waiting for a recovery target: ${NO_TARGET}`]);
+  });
+  it('OSD out: the original\'s text', () => {
+    assert.deepEqual(messages({ nodes: [node('hv1')], vms: [], osds: [osd('3', 0)] }), ['OSD 3 was marked out']);
+  });
+  it('Ceph checks: severity, check and Ceph\'s summary, without a dangling colon when it is empty', () => {
+    const facts = { nodes: [node('hv1')], vms: [], cephChecks: [check('POOL_NO_REDUNDANCY', 'HEALTH_WARN', '1 pool(s) have no replicas configured'), check('X', 'HEALTH_ERR', ' ')] };
+    assert.deepEqual(messages(facts), ['HEALTH_WARN POOL_NO_REDUNDANCY reported by Ceph: 1 pool(s) have no replicas configured', 'HEALTH_ERR X reported by Ceph']);
   });
   it('memory: the figures compared', () => {
     const facts = { nodes: [node('hv1', { memAllocMiB: 40_000 }), node('hv2', { memTotalMiB: 16_384 })], vms: [] };

@@ -40,10 +40,31 @@ export interface VmFact {
   nodeAutostart: boolean;
 }
 
-/** Everything one evaluation needs. */
+/** What the conditions read of one OSD (`/ceph/osds/<id>/stats`). */
+export interface OsdFact {
+  id: string;
+  /**
+   * `in` of its stats (1 in, 0 out). Undefined when the stats are absent, unreadable, hold no
+   * `in`, or are the original's `"|"` placeholder (uuid `"|"`: no stats written yet).
+   */
+  in: number | undefined;
+}
+
+/** One check of `/ceph/health` (`checks.<name>`). */
+export interface CephCheckFact {
+  name: string;
+  /** `HEALTH_WARN` or `HEALTH_ERR`. */
+  severity: string;
+  /** `summary.message`. */
+  message: string;
+}
+
+/** Everything one evaluation needs. The storage facts are absent where storage is not in use. */
 export interface ClusterFacts {
   nodes: readonly NodeFact[];
   vms: readonly VmFact[];
+  osds?: readonly OsdFact[];
+  cephChecks?: readonly CephCheckFact[];
 }
 
 /** A fault that holds now: its ID (upper case, a `/faults` child name), delta and message. */
@@ -56,6 +77,9 @@ export interface FaultCondition {
 /** Deltas of the original's cluster fault table. */
 export const FAULT_DELTAS = {
   deadNode: 50,
+  cephOsdOut: 50,
+  cephWarn: 10,
+  cephErr: 50,
   vmFailed: 10,
   /** Ours, beyond the original's table: a VM fence recovery could not place (see below). */
   vmNoTarget: 10,
@@ -75,11 +99,19 @@ export function faultId(...parts: readonly string[]): string {
  * |---|---|---|---|
  * | plugin `health_delta` > 0 | `NODE_PLUGIN_<PLUGIN>_<NODE>` | trunc(plugin delta / 2) | `Node <node> plugin <plugin> reports: <plugin message>` |
  * | daemonstate `dead` or `fenced` | `DEAD_NODE_<NODE>` | 50 | `Node <node> was dead and/or fenced` |
+ * | OSD stats `in` = 0 | `CEPH_OSD_OUT_<ID>` | 50 | `OSD <id> was marked out` |
+ * | a `/ceph/health` check of severity `HEALTH_WARN` | `CEPH_WARN_<CHECK>` | 10 | `HEALTH_WARN <check> reported by Ceph: <summary message>` |
+ * | a `/ceph/health` check of severity `HEALTH_ERR` | `CEPH_ERR_<CHECK>` | 50 | `HEALTH_ERR <check> reported by Ceph: <summary message>` |
  * | VM state `fail` | `VM_FAILED_<NAME>` | 10 | `VM <name> was failed: <failedreason>` (no `: …` when empty) |
  * | VM state `stop`, `node_autostart` True, `failedreason` starting `Recovery from fenced node ` | `VM_NO_TARGET_<NAME>` | 10 | `VM <name> is stopped, waiting for a recovery target: <failedreason>` |
  * | Σ memalloc ≥ Σ memtotal − largest memtotal, Σ memalloc > 0 | `MEMORY_OVERPROVISIONED` | 50 | `Cluster memory was overprovisioned: <alloc>MB >= <N-1 total>MB (N-1)` |
- * | Ceph OSD out, Ceph HEALTH_WARN / HEALTH_ERR checks | — | — | not evaluated: comes with storage (cephd) |
  *
+ * OSDs are in id order, checks by name (the WARN rows, then the ERR rows). The OSD row reads `in`
+ * only from stats cephd wrote: the original also raises it for an OSD whose stats are absent (its
+ * `.get("in", 0)`) or still the `osd.add` placeholder (which says `"in": 0`), i.e. for every new
+ * OSD until the primary's first stats write, and the fault would stay for good — our deviation.
+ * Muted checks count (the original does not look at `muted`). The stored health is used as it is,
+ * also while `/ceph/stats_state` says it is stale (the original has no such marker).
  * The plugin row: a plugin delta of 1 gives a fault with delta 0, as the original's `int(d / 2)`.
  * The memory row: the original raises it also when nothing is allocated (0 ≥ 0 on a cluster whose
  * nodes have not reported memory yet, or a one-node cluster without VMs); since faults never
@@ -101,6 +133,7 @@ export function evaluateFaults(facts: ClusterFacts): FaultCondition[] {
       out.push({ id: faultId('DEAD_NODE', n.name), delta: FAULT_DELTAS.deadNode, message: `Node ${n.name} was dead and/or fenced` });
     }
   }
+  out.push(...cephFaults(facts));
   const vms = [...facts.vms].sort((a, b) => cmp(vmName(a), vmName(b)) || cmp(a.uuid, b.uuid));
   for (const vm of vms) {
     const fault = vmFault(vm);
@@ -109,6 +142,23 @@ export function evaluateFaults(facts: ClusterFacts): FaultCondition[] {
   const memory = memoryFault(nodes);
   if (memory) out.push(memory);
   return unique(out);
+}
+
+/** The storage rows: OSDs out, then Ceph's WARN and ERR health checks. */
+function cephFaults(facts: ClusterFacts): FaultCondition[] {
+  const out: FaultCondition[] = [];
+  const osds = [...(facts.osds ?? [])].sort((a, b) => Number(a.id) - Number(b.id) || cmp(a.id, b.id));
+  for (const o of osds) {
+    if (o.in === 0) out.push({ id: faultId('CEPH_OSD_OUT', o.id), delta: FAULT_DELTAS.cephOsdOut, message: `OSD ${o.id} was marked out` });
+  }
+  const checks = [...(facts.cephChecks ?? [])].sort((a, b) => cmp(a.name, b.name));
+  for (const [severity, prefix, delta] of [['HEALTH_WARN', 'CEPH_WARN', FAULT_DELTAS.cephWarn], ['HEALTH_ERR', 'CEPH_ERR', FAULT_DELTAS.cephErr]] as const) {
+    for (const c of checks.filter((x) => x.severity === severity)) {
+      const details = c.message.trim();
+      out.push({ id: faultId(prefix, c.name), delta, message: `${severity} ${c.name} reported by Ceph${details ? `: ${details}` : ''}` });
+    }
+  }
+  return out;
 }
 
 /** The failed and no-target rows of one VM. */

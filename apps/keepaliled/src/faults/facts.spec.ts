@@ -48,5 +48,31 @@ describe('readClusterFacts()', () => {
     ]);
     assert.equal(log.lines.filter((l) => /bad value in Zookeeper/.test(l.msg))[0]?.['key'], paths.node('hv2').memAlloc, 'a bad figure is logged, read as 0');
     assert.deepEqual(log.messages(/not a plugin key/), ['monitoring_plugins lists a name that is not a plugin key; skipped']);
+    assert.deepEqual([facts.osds, facts.cephChecks], [[], []], 'no /ceph: no storage facts');
+  });
+
+  it('reads the OSD stats and the Ceph health checks through their codecs', async () => {
+    resetBadValueReports();
+    const server = new FakeZkServer({ clock: new VirtualClock(T0) });
+    const zk = await server.connect();
+    await seedBase(zk);
+    for (const id of ['0', '1', '2', '3', '4']) await zk.ensurePath(paths.ceph.osd(id).root);
+    const health = { status: 'HEALTH_WARN', checks: { OSD_DOWN: { severity: 'HEALTH_WARN', summary: { message: '1 osds down', count: 1 }, muted: false } }, mutes: [] };
+    await zk.write([
+      [paths.ceph.health, JSON.stringify(health)],
+      [paths.ceph.osd('0').stats, JSON.stringify({ uuid: 'a', up: 1, in: 1 })],
+      [paths.ceph.osd('1').stats, JSON.stringify({ uuid: 'b', up: 0, in: 0 })],
+      // The original's osd.add placeholder says "in": 0 before any stats: not an OSD out.
+      [paths.ceph.osd('2').stats, '{"uuid": "|", "up": 0, "in": 0, "node": "|"}'],
+      [paths.ceph.osd('3').stats, 'not json'],
+    ]);
+    const log = memoryLogger();
+    const facts = await readClusterFacts(zk, { logger: log.logger });
+    assert.deepEqual(facts.osds, [{ id: '0', in: 1 }, { id: '1', in: 0 }, { id: '2', in: undefined }, { id: '3', in: undefined }, { id: '4', in: undefined }]);
+    assert.deepEqual(facts.cephChecks, [{ name: 'OSD_DOWN', severity: 'HEALTH_WARN', message: '1 osds down' }]);
+    assert.equal(log.lines.filter((l) => /bad value in Zookeeper/.test(l.msg))[0]?.['key'], paths.ceph.osd('3').stats, 'a bad stats value is logged, read as unknown');
+    await zk.write([[paths.ceph.health, '{"status": "HEALTH_OK"}']]);
+    assert.deepEqual((await readClusterFacts(zk, { logger: log.logger })).cephChecks, [], 'a health value of another shape: no checks (logged)');
+    await zk.close();
   });
 });

@@ -7,9 +7,9 @@
  */
 import type { Logger } from '@pvc/runtime';
 import { describeError, mapLimit } from '@pvc/runtime';
-import { domainKeys, nodeKeys, paths, pluginKeys, readKeys, type ZkClient } from '@pvc/zk';
+import { cephKeys, domainKeys, isZkError, nodeKeys, osdKeys, paths, pluginKeys, readKey, readKeys, type ZkClient } from '@pvc/zk';
 import { isNoTargetReason } from '../fence/rules.js';
-import type { ClusterFacts, NodeFact, PluginFact, VmFact } from './conditions.js';
+import type { CephCheckFact, ClusterFacts, NodeFact, OsdFact, PluginFact, VmFact } from './conditions.js';
 
 /** Options of the reads: the pass's signal, and the logger bad values are reported to. */
 export interface FactReadOptions {
@@ -20,13 +20,45 @@ export interface FactReadOptions {
 /** How many objects are read at once: a pass never floods the session the keepalive shares. */
 export const READ_CONCURRENCY = 8;
 
-/** Reads every node and VM fact of the cluster. */
+/** Reads every node, VM and storage fact of the cluster. */
 export async function readClusterFacts(zk: ZkClient, opts: FactReadOptions): Promise<ClusterFacts> {
   const o = signalOnly(opts);
-  const [nodeNames, uuids] = await Promise.all([zk.children(paths.nodes, o), zk.children(paths.domains, o)]);
+  const [nodeNames, uuids, osdIds] = await Promise.all([
+    zk.children(paths.nodes, o),
+    zk.children(paths.domains, o),
+    zk.children(paths.ceph.osds, o).catch((err: unknown) => {
+      if (isZkError(err, 'NO_NODE')) return [];
+      throw err;
+    }),
+  ]);
   const nodes = await mapLimit(nodeNames.sort(), READ_CONCURRENCY, (n) => readNodeFact(zk, n, opts));
   const vms = await mapLimit(uuids.sort(), READ_CONCURRENCY, (u) => readVmFact(zk, u, opts));
-  return { nodes, vms: vms.filter((v): v is VmFact => v !== undefined) };
+  const osds = await mapLimit(osdIds.sort(), READ_CONCURRENCY, (id) => readOsdFact(zk, id, opts));
+  const cephChecks = await readCephChecks(zk, opts);
+  return { nodes, vms: vms.filter((v): v is VmFact => v !== undefined), osds: osds.filter((x): x is OsdFact => x !== undefined), cephChecks };
+}
+
+/**
+ * An OSD's `in`, from its stats (the `osdStatsJson` codec; a bad value is logged and read as
+ * absent). Only a number counts: absent, `"|"` placeholders and the like are unknown.
+ */
+async function readOsdFact(zk: ZkClient, id: string, opts: FactReadOptions): Promise<OsdFact | undefined> {
+  let spec: ReturnType<typeof osdKeys>['stats'];
+  try {
+    spec = osdKeys(id).stats;
+  } catch (err) {
+    opts.logger.warn({ osd: id, err: describeError(err) }, 'ignoring a malformed OSD entry');
+    return undefined;
+  }
+  const stats = await readKey(zk, spec, opts);
+  const placeholder = stats?.uuid === '|';
+  return { id, in: !placeholder && typeof stats?.in === 'number' ? stats.in : undefined };
+}
+
+/** The checks of `/ceph/health` (its codec; absent or bad = none). */
+async function readCephChecks(zk: ZkClient, opts: FactReadOptions): Promise<CephCheckFact[]> {
+  const health = await readKey(zk, cephKeys.health, opts);
+  return Object.entries(health?.checks ?? {}).map(([name, c]) => ({ name, severity: c.severity, message: c.summary.message }));
 }
 
 async function readNodeFact(zk: ZkClient, name: string, opts: FactReadOptions): Promise<NodeFact> {
