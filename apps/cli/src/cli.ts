@@ -10,13 +10,13 @@ import { registerConnection } from './commands/connection.js';
 import { registerNode } from './commands/node.js';
 import { registerVm } from './commands/vm.js';
 import { registerNetwork } from './commands/network.js';
-import { registerStorage } from './commands/not-yet.js';
+import { registerStorage } from './commands/storage.js';
 import { registerCompletion } from './commands/completion.js';
 
 /** Builds the whole command tree (also walked by shell completion). */
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('pvc')
-    .description('Manage a PVC cluster: nodes, VMs, client networks and the cluster itself, through its Zookeeper')
+    .description('Manage a PVC cluster: nodes, VMs, client networks, storage and the cluster itself, through its Zookeeper')
     .version(`pvc ${PVC_VERSION}`, '--version', 'print the version')
     .helpOption('-h, --help', 'show help for this command')
     .option('-c, --connection <name>', 'a named cluster from "pvc connection list" (or PVC_CONNECTION)')
@@ -37,7 +37,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerNode(program, ctx);
   registerVm(program, ctx);
   registerNetwork(program, ctx);
-  registerStorage(program);
+  registerStorage(program, ctx);
   registerCompletion(program, ctx);
   // Every subcommand inherits the error handling and output configuration.
   return program;

@@ -130,13 +130,22 @@ describe('pvc binary', () => {
     assert.equal(r.stdout, '');
   });
 
-  it('storage and network sriov commands exit 1 saying they are not available yet', async () => {
+  it('storage benchmark, storage osd changes and network sriov commands exit 1 saying they are not available yet', async () => {
     const net = await pvc(['network', 'sriov', 'vf'], env);
     assert.equal(net.code, 1);
     assert.match(net.stderr, /^pvc: sriov vf: SR-IOV is not available yet[^\n]*\n$/);
-    const st = await pvc(['storage', 'status'], env);
-    assert.equal(st.code, 1);
-    assert.match(st.stderr, /^pvc: storage status: Ceph storage management is not available yet[^\n]*\n$/);
+    const bench = await pvc(['storage', 'benchmark', 'run'], env);
+    assert.equal(bench.code, 1);
+    assert.match(bench.stderr, /^pvc: benchmark run: storage benchmarks are not available yet\n$/);
+    const osd = await pvc(['storage', 'osd', 'add', 'hv1', '/dev/sdb'], env);
+    assert.equal(osd.code, 1);
+    assert.match(osd.stderr, /^pvc: storage osd add: not available yet[^\n]*\n$/);
+  });
+
+  it('storage removals without --yes exit 2 before reaching any cluster, naming the flag', async () => {
+    const r = await pvc(['storage', 'pool', 'remove', 'vms'], env);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, 'pvc: pool remove deletes pool "vms" with all its volumes and snapshots: add --yes to confirm\n');
   });
 });
 
