@@ -27,6 +27,11 @@ test('ceph "Error EXXX:" lines are the reason; without any line, the exit code',
   assert.equal(cephReason('rados', 'a\nlast line\n', 1), 'last line');
 });
 
+test('a log line glued to the tool\'s own line (no newline between) is cut off', () => {
+  const stderr = 'rbd: create error: (36) File name too long2026-11-26T17:09:24.208+0000 7f1d245c4380 -1 librbd: Could not tell if xxx already exists\n';
+  assert.equal(cephReason('rbd', stderr, 36), 'rbd: create error: (36) File name too long');
+});
+
 test('malformed JSON throws CephOutputError naming the command', async () => {
   const cli = createCephCli(new FakeExec().on('ceph df', { stdout: '{"stats": ' }));
   const err = await rejectionOf(cli.json('ceph', ['df'], opts), CephOutputError);

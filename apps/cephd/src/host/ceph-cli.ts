@@ -47,13 +47,18 @@ export class CephOutputError extends PvcError {
   }
 }
 
+/** The time stamp that starts each librados/librbd log line. */
+const LOG_STAMP = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+[+-]\d{4} [0-9a-f]+ )/g;
+
 /**
  * The line of a Ceph tool's stderr that says why: its own last `<tool>: …` line or a line starting
  * with `Error ` (what `ceph` prints, e.g. `Error EEXIST: pool 'x' already exists`), else the last
  * line. librados logs from other threads interleave with it in no fixed order.
  */
 export function cephReason(tool: CephTool, stderr: string, exitCode: number): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  // A log line of another thread can start right after the tool's own text, with no newline
+  // between them (seen: `rbd: create error: (36) File name too long2026-11-26T17:09:24.208+0000 …`).
+  const lines = stderr.replace(LOG_STAMP, '\n$1').split('\n').map((l) => l.trim()).filter((l) => l !== '');
   const own = [...lines].reverse().find((l) => l.startsWith(`${tool}:`) || /^Error [A-Z]+/.test(l));
   return own ?? lines.at(-1) ?? `exit ${exitCode}`;
 }
