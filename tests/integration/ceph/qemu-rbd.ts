@@ -49,13 +49,13 @@ export class QemuRbd {
   }
 
   /**
-   * Writes 4 KiB of `pattern` at offset 0 through QEMU's block layer and waits (bounded) for
-   * qemu-io's report, which QEMU prints on its stdout; resolves with that line (`wrote 4096/4096
-   * bytes at offset 0` or the error).
+   * Writes 4 KiB of `pattern` at `offset` (default 0) through QEMU's block layer and waits
+   * (bounded) for qemu-io's report, which QEMU prints on its stdout; resolves with that line
+   * (`wrote 4096/4096 bytes at offset 0` or the error).
    */
-  async write(pattern: number): Promise<string> {
+  async write(pattern: number, offset = 0): Promise<string> {
     const before = this.output().length;
-    await this.command('human-monitor-command', { 'command-line': `qemu-io d0 "write -P ${pattern} 0 4096"` });
+    await this.command('human-monitor-command', { 'command-line': `qemu-io d0 "write -P ${pattern} ${offset} 4096"` });
     const line = await waitUntil(() => this.output().slice(before).split('\n').find((l) => /wrote|error|failed/i.test(l)), {
       what: 'qemu-io\'s report of the write on QEMU\'s output', timeoutMs: 20_000, intervalMs: 50,
     });
