@@ -31,8 +31,8 @@ export interface GuestInterface {
 }
 
 /**
- * One raw disk on an RBD image: `<disk type='network' device='disk'>` with `cache='none'` (QEMU
- * then turns librbd's cache off, so a write the guest synced is on the OSDs) and `<source
+ * One raw disk on an RBD image: `<disk type='network' device='disk'>` with `cache='none'` (a
+ * write the guest synced is then on the image: the integration test reads it with `rbd export`) and `<source
  * protocol='rbd' name='<pool>/<image>'>`, no `<auth>` (the test Ceph runs with auth none). Without
  * `hosts` or `config`, QEMU's librados reads /etc/ceph/ceph.conf (the cluster tier's hosts see the
  * cluster's conf there).
