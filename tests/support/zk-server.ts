@@ -15,6 +15,11 @@ export interface ZkServerOptions {
   maxSessionTimeoutMs?: number;
   /** How long to wait for `imok` (default 30 s). */
   startTimeoutMs?: number;
+  /**
+   * Address the server listens on (default 127.0.0.1); `0.0.0.0` lets a client in another network
+   * namespace reach it through a link to this one.
+   */
+  clientPortAddress?: string;
 }
 
 /** Jars a standalone server needs, from Debian's `zookeeper` and `libslf4j-java` packages. */
@@ -97,7 +102,7 @@ export class ZkTestServer {
         `tickTime=${tick}`,
         `dataDir=${join(dir, 'data')}`,
         `clientPort=${port}`,
-        'clientPortAddress=127.0.0.1',
+        `clientPortAddress=${opts.clientPortAddress ?? '127.0.0.1'}`,
         `minSessionTimeout=${opts.minSessionTimeoutMs ?? tick * 2}`,
         `maxSessionTimeout=${opts.maxSessionTimeoutMs ?? 6000}`,
         '4lw.commands.whitelist=*',

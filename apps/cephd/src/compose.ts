@@ -15,15 +15,21 @@ import { createCephCli } from './host/ceph-cli.js';
 import { RBD_COMMAND_TIMEOUT_MS } from './lock-flush.js';
 import { OwnOsds } from './own-osds.js';
 import { CephStatsDuty, statsCommandTimeoutMs } from './stats/duty.js';
+import { StorageRequests } from './storage/requests.js';
 import { PrimaryRole } from '@pvc/rpc';
 
 /** Zookeeper read deadline behind GetStorageStats (keepaliled calls with about 1 s). */
 const ZK_READ_TIMEOUT_MS = 800;
 /** Zookeeper deadline of each read and write of the stats pass and of the OSD objects. */
 const STATS_ZK_TIMEOUT_MS = 1_000;
+/** Deadlines of a storage request's Ceph commands (copying or deleting a whole image: `long`) and ZK calls. */
+const REQUEST_TIMEOUTS = { timeoutMs: 60_000, longTimeoutMs: 30 * 60_000, zkTimeoutMs: 10_000 };
 
-/** The storage parts that talk to Ceph and Zookeeper: the primary's stats duty and this node's OSD objects. */
-function storageParts(config: Config, zk: ZkClient, exec: Exec, logger: Logger): { stats: CephStatsDuty; ownOsds: OwnOsds } {
+/**
+ * The storage parts that talk to Ceph and Zookeeper: the primary's stats and storage request
+ * duties and this node's OSD objects.
+ */
+function storageParts(config: Config, zk: ZkClient, exec: Exec, logger: Logger): { stats: CephStatsDuty; requests: StorageRequests; ownOsds: OwnOsds } {
   const cli = createCephCli(exec);
   const intervalMs = config.system.fencing.intervals.keepalive_interval * 1000;
   const commandTimeoutMs = statsCommandTimeoutMs(intervalMs);
@@ -31,6 +37,7 @@ function storageParts(config: Config, zk: ZkClient, exec: Exec, logger: Logger):
   return {
     stats: new CephStatsDuty({ ...common, logger: logger.child({ component: 'ceph-stats' }), intervalMs }),
     ownOsds: new OwnOsds({ ...common, logger: logger.child({ component: 'own-osds' }), retryMs: intervalMs }),
+    requests: new StorageRequests({ io: { zk, ceph: cli, ...REQUEST_TIMEOUTS }, node: config.node, clock: realClock, logger: logger.child({ component: 'storage-requests' }) }),
   };
 }
 
@@ -66,7 +73,7 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
     zk,
     exec,
     logger,
-    role: new PrimaryRole({ service: 'cephd', logger: logger.child({ component: 'primary-role' }), duties: cephdPrimaryDuties({ stats: storage?.stats }) }),
+    role: new PrimaryRole({ service: 'cephd', logger: logger.child({ component: 'primary-role' }), duties: cephdPrimaryDuties({ stats: storage?.stats, requests: storage?.requests }) }),
     rbdTimeoutMs: RBD_COMMAND_TIMEOUT_MS,
     zkTimeoutMs: ZK_READ_TIMEOUT_MS,
   });

@@ -38,7 +38,7 @@ export interface RequestTiming {
   stopWaitMs: number;
 }
 
-export const DEFAULT_REQUEST_TIMING: RequestTiming = { sweepMs: 30_000, answeredTtlMs: 600_000, unclaimedTtlMs: 600_000, stopWaitMs: 5_000 };
+export const DEFAULT_REQUEST_TIMING: RequestTiming = { sweepMs: 30_000, answeredTtlMs: 600_000, unclaimedTtlMs: 600_000, stopWaitMs: 3_000 };
 
 /** Dependencies of {@link StorageRequests}. */
 export interface StorageRequestsDeps {
