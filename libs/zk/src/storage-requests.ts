@@ -1,8 +1,8 @@
 /**
  * The storage request pipe: `pvc storage` asks, cephd on the primary carries out and answers.
- * **Ours** — the original's schema v15 has no such key (its API ran `ceph`/`rbd` itself; PVC
- * before 0.9 had a `/cmd/ceph` command key with one request at a time). Here every request is its
- * own child, so several CLIs can ask at once:
+ * **Ours** — the original's schema v15 has no such key (its API ran `ceph`/`rbd` itself; older
+ * PVC versions had a single `/cmd/ceph` command key). Here every request is its own child, so
+ * several CLIs can ask at once:
  *
  * - `/cmd/ceph/req-<10-digit sequence>` = the request JSON ({@link storageRequestJson}), created in
  *   one operation (sequential: the number orders the requests).
