@@ -23,6 +23,7 @@ import { parseDomainXml } from '../../../apps/cli/src/ops/domain-xml.js';
 import { createVirshMigrator } from '../../../apps/vmd/src/host/virsh-migrate.js';
 import { consoleDisk, consoleSize, guestLines } from '../../support/guest/index.js';
 import { lifecycleEvents, type LifecycleEvents } from '../../support/lifecycle-events.js';
+import { rbdWatchers, watcherIp } from '../../support/rbd-watchers.js';
 import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 import { CephHost, FOREIGN_IP, HOST_IP } from '../ceph/ceph-host.js';
@@ -57,6 +58,8 @@ describe('a VM with an RBD disk through vmd, on a real one-host Ceph, libvirtd +
 
   const locks = async (image = IMAGE): Promise<Lock[]> => JSON.parse(await ceph.mustInHost('rbd', ['lock', 'list', '--format', 'json', image])) as Lock[];
   const running = (): string[] => lv.running();
+  /** The IPs of the clients that have `image` open (one per QEMU), sorted. */
+  const openedFrom = async (image = IMAGE): Promise<string[]> => (await rbdWatchers((a) => ceph.mustInHost('rbd', a), image)).map((w) => watcherIp(w.address)).sort();
   const consoleLog = (): string => lv.consoleLog(VM);
   const setState = (state: string): Promise<void> => zk.write([pair(domainKeys(UUID).state, state)]);
   /** Runs `fn`; a failure carries the tail of vmd's output and the guest's console. */
@@ -128,6 +131,7 @@ describe('a VM with an RBD disk through vmd, on a real one-host Ceph, libvirtd +
     assert.deepEqual(more, []);
     assert.match(lock?.id ?? '', /^auto \d+$/, 'librbd\'s managed exclusive lock');
     assert.ok(lock?.address.startsWith(`${HOST_IP}:`), `lock address ${lock?.address}: QEMU runs in this node's namespace`);
+    assert.deepEqual(await openedFrom(), [HOST_IP], 'one client has the image open: this node\'s QEMU');
     const file = join(dir, 'export.raw');
     await ceph.mustInHost('rbd', ['export', '--no-progress', IMAGE, file]);
     const head = readFileSync(file).subarray(0, 512);
@@ -181,6 +185,7 @@ describe('a VM with an RBD disk through vmd, on a real one-host Ceph, libvirtd +
     assert.ok(!running().includes(VM));
     assert.equal(consoleSize(consoleLog()), from, 'the guest printed nothing: it never booted');
     assert.deepEqual(await locks(), [held], 'the foreign lock is left in place');
+    assert.deepEqual(await openedFrom(), [FOREIGN_IP], 'only the foreign QEMU has the image open: never two');
     assert.match(await foreign.write(0x45, 8192), /wrote 4096\/4096 bytes at offset 8192/, 'the foreign writer is not broken');
   }));
 
@@ -189,15 +194,21 @@ describe('a VM with an RBD disk through vmd, on a real one-host Ceph, libvirtd +
     assert.ok(held, 'the foreign QEMU\'s lock is still there');
     await extra.pop()?.stop(); // SIGKILL: the lock stays, as a powered-off node's would
     assert.deepEqual(await locks(), [held]);
+    const watchedBefore = await openedFrom();
     const t0 = realClock.now();
     const r = await cephdClient.flushLocks({ images: [IMAGE], mode: 'FLUSH_MODE_FORCE' }, { deadlineMs: 60_000 });
     const flushMs = realClock.now() - t0;
     assert.deepEqual(r, { flushed: [IMAGE], failed: [], held: [] });
+    // The killed QEMU's watch: gone once Ceph blocklisted its client (rbd lock remove does).
+    const watchers = await waitUntil(() => openedFrom(), { what: 'the killed QEMU\'s watch gone', timeoutMs: 40_000, intervalMs: 200, until: (w) => w.length === 0 });
+    const unwatchedMs = realClock.now() - t0;
+    assert.deepEqual(watchers, []);
     const from = consoleSize(consoleLog());
     const t1 = realClock.now();
     await zk.write([pair(domainKeys(UUID).state, 'start'), pair(domainKeys(UUID).failedReason, '')]);
     const disk = await booted(from, true);
-    t.diagnostic(`FORCE flush of one image with a dead QEMU's lock: ${flushMs} ms; state=start → guest printed its marker lines: ${realClock.now() - t1} ms`);
+    t.diagnostic(`FORCE flush of one image with a dead QEMU's lock: ${flushMs} ms (its watch, from ${JSON.stringify(watchedBefore)} before, gone ${unwatchedMs} ms after the flush began); state=start → guest printed its marker lines: ${realClock.now() - t1} ms`);
+    assert.deepEqual(await openedFrom(), [HOST_IP], 'only this node\'s new QEMU has the image open');
     assert.deepEqual(disk.boots, [MARKER]);
     const [lock] = await waitUntil(() => locks(), { what: 'QEMU\'s lock again', until: (l) => l.length === 1 && l[0]!.address.startsWith(`${HOST_IP}:`) });
     assert.match(lock?.id ?? '', /^auto \d+$/);
