@@ -243,6 +243,30 @@ describe('a VM with an RBD disk through vmd, on a real one-host Ceph, libvirtd +
     const [moved] = await waitUntil(() => locks(`vms/${name}_disk0`), { what: 'the new QEMU\'s lock', until: (l) => l.length === 1 && l[0]!.address !== before?.address });
     assert.notEqual(moved?.address, before?.address, 'the destination QEMU holds the lock now');
   });
+
+  test('without /etc/ceph/ceph.conf, a disk naming its conf (<config file>) or its monitors (<host>) works too', async () => {
+    const bare = await LibvirtTestDaemon.start({ netns: ceph.hostNs }); // no cephConf: nothing at /etc/ceph/ceph.conf
+    extra.push({ stop: () => bare.destroy() });
+    const exec = createExec(createLogger({ service: 'test', node: 'test', destination: { write: () => undefined } }));
+    const forms = [
+      { name: 'rbdconf1', disk: { pool: 'vms', image: 'rbdconf1_disk0', config: ceph.conf } },
+      { name: 'rbdhost1', disk: { pool: 'vms', image: 'rbdhost1_disk0', hosts: [{ name: HOST_IP, port: 6789 }] } },
+    ];
+    for (const [i, f] of forms.entries()) {
+      await ceph.mustInHost('rbd', ['create', '--size', '64M', `vms/${f.name}_disk0`]);
+      const file = join(dir, `${f.name}.xml`);
+      writeFileSync(file, bare.guestXml(f.name, { uuid: `0000dd1${i}-1111-2222-3333-444444444444`, disks: [f.disk], cmdline: `pvc.disk=/dev/vda pvc.marker=write:${f.name}` }));
+      const r = await exec.run('virsh', ['-c', bare.uri, 'create', file], { timeoutMs: 60_000 });
+      assert.equal(r.exitCode, 0, r.stderr);
+    }
+    for (const f of forms) {
+      const disk = await waitUntil(() => consoleDisk(bare.consoleLog(f.name), f.name), {
+        what: `${f.name}'s marker written`, timeoutMs: BOOT_MS, intervalMs: 200, until: (d) => d.errors.length > 0 || d.wrote.length > 0,
+      });
+      assert.deepEqual(disk, { boots: [null], wrote: [f.name], writes: [], errors: [] }, f.name);
+      assert.deepEqual(await openedFrom(`vms/${f.name}_disk0`), [HOST_IP], f.name);
+    }
+  });
 });
 
 /** hv1 running and ready; the VM stopped on hv1, its rbdlist taken from the XML as the CLI does. */
