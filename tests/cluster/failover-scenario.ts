@@ -109,16 +109,18 @@ export async function moveZkClientsOffVictim(fc: FailoverCluster): Promise<numbe
  * address on two hosts at once.
  */
 export async function startFailoverCluster(
-  name: string, settings: PvcNodeSettings, log: (l: string) => void = () => undefined, opts: { hosts?: number } = {},
+  name: string, settings: PvcNodeSettings, log: (l: string) => void = () => undefined, opts: { hosts?: number; ceph?: boolean } = {},
 ): Promise<FailoverCluster> {
   const t0 = realClock.now();
-  const cluster = await createCluster({ name, hosts: opts.hosts ?? 3, coordinators: 3, bareLinks: true, log });
+  const cluster = await createCluster({ name, hosts: opts.hosts ?? 3, coordinators: 3, bareLinks: true, ceph: opts.ceph ?? false, log });
   let zk: ZkClient | undefined;
   const floating = new FloatingAddressWatch(cluster.hosts, Object.values(floatingAddresses(cluster)));
   floating.start();
   try {
     const victim = cluster.hosts[cluster.hosts.length - 1]!;
-    for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, settings));
+    // With Ceph the supervisor starts the mons and mgrs itself (through the host's systemctl shim).
+    const services = cluster.ceph ? 'shim' : 'external';
+    for (const h of cluster.hosts) await startPvc(h, writePvcConfig(cluster, h, settings), { services });
     await cluster.zk.waitForAllServing(120_000);
     log(`Zookeeper quorum after the node services' bring-up: ${((realClock.now() - t0) / 1000).toFixed(1)} s`);
     const restarts = await victimNotLeader(cluster, victim);
@@ -132,6 +134,10 @@ export async function startFailoverCluster(
     const primary = await waitPrimary(zk, 60_000);
     await waitFloatingOnPrimary(zk, floating, 30_000);
     for (const n of names) await cli.ok('node', 'ready', n, '--wait', '--wait-timeout', '120');
+    if (cluster.ceph) {
+      await cluster.ceph.waitReady(120_000);
+      log(`Ceph HEALTH_OK with pool ${cluster.ceph.pool} (size ${cluster.ceph.size}, min_size ${cluster.ceph.minSize}): ${((realClock.now() - t0) / 1000).toFixed(1)} s after createCluster`);
+    }
     const watch = new DoubleRunWatch(cluster.hosts);
     const quorum = new QuorumWatch(cluster.zk);
     watch.start();

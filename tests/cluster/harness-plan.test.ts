@@ -8,6 +8,11 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { guestDomainXml, resolveNetModules } from '../support/guest/index.js';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { waitUntil } from '../support/wait.js';
+import { cephMounts, clusterCephConf, unitServiceName } from './harness/ceph-plan.js';
+import { SH_DIR } from './harness/run.js';
 
 // Pure parts of the cluster harness: no root, no processes.
 describe('cluster harness plan and configs (pure)', () => {
@@ -111,5 +116,72 @@ describe('cluster harness plan and configs (pure)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     assert.match(JSON.stringify(resolveNetModules('/nonexistent')), /unavailable.*modules\.dep/);
+  });
+
+  it('plans Ceph only when asked: mons and mgrs on the coordinators, an OSD per host, size 3 / min_size 2', () => {
+    assert.equal(planCluster({ name: 'pvcu', subnet: 1 }).ceph, undefined);
+    assert.throws(() => planCluster({ ceph: 'yes' as unknown as boolean }), /invalid cluster option "ceph"/);
+    const p = planCluster({ name: 'pvcu', subnet: 1, hosts: 4, coordinators: 3, ceph: true });
+    const c = p.ceph!;
+    assert.deepEqual(c.mons.map((m) => [m.name, m.ip]), [['hv1', '10.200.5.1'], ['hv2', '10.200.5.2'], ['hv3', '10.200.5.3']]);
+    assert.deepEqual(c.mgrs.map((m) => m.name), ['hv1', 'hv2', 'hv3']);
+    assert.deepEqual(c.osds.map((o) => [o.id, o.host, o.ip]), [[0, 'hv1', '10.200.5.1'], [1, 'hv2', '10.200.5.2'], [2, 'hv3', '10.200.5.3'], [3, 'hv4', '10.200.5.4']]);
+    assert.deepEqual([c.pool, c.size, c.minSize, c.confPath], ['vms', 3, 2, '/tmp/pvc-cluster/pvcu/ceph/etc/ceph.conf']);
+    assert.deepEqual([planCluster({ hosts: 1, ceph: true }).ceph!.size, planCluster({ hosts: 1, ceph: true }).ceph!.minSize], [1, 1]);
+    assert.deepEqual([planCluster({ hosts: 2, coordinators: 1, ceph: true }).ceph!.size, planCluster({ hosts: 2, coordinators: 1, ceph: true }).ceph!.minSize], [2, 1]);
+    const conf = clusterCephConf(c);
+    assert.match(conf, /^mon host = \[v2:10\.200\.5\.1:3300,v1:10\.200\.5\.1:6789\],\[v2:10\.200\.5\.2:3300/m);
+    assert.match(conf, /^public network = 10\.200\.5\.0\/24$/m);
+    assert.match(conf, /^auth client required = none$/m);
+    assert.match(conf, /^osd pool default size = 3$/m);
+    assert.match(conf, /^osd crush chooseleaf type = 1$/m);
+    assert.match(conf, /^osd heartbeat grace = 3$/m);
+    assert.match(conf, /^objecter timeout = 2$/m);
+    assert.match(conf, /^\[osd\.3\]\npublic addr = 10\.200\.5\.4$/m);
+    assert.match(conf, /^\[mgr\.hv2\]\npublic addr = 10\.200\.5\.2$/m);
+    assert.match(conf, /^osd data = \/var\/lib\/ceph\/osd\/ceph-\$id$/m);
+    assert.match(conf, /^bluestore block path = \/var\/lib\/ceph\/osd\/ceph-\$id\.block$/m);
+    assert.deepEqual(cephMounts(c, p.hosts[1]!), [
+      '/tmp/pvc-cluster/pvcu/ceph/etc /etc/ceph',
+      '/tmp/pvc-cluster/pvcu/hosts/hv2/fs/var-lib-ceph /var/lib/ceph',
+      '/tmp/pvc-cluster/pvcu/hosts/hv2/fs/var-log-ceph /var/log/ceph',
+      '/tmp/pvc-cluster/pvcu/hosts/hv2/fs/run-ceph /run/ceph',
+    ]);
+    assert.equal(unitServiceName('ceph-mon@hv1.service'), 'ceph-mon-hv1');
+  });
+
+  it('the systemctl shim: starts a unit script, answers a running service, a stand-in, refuses unknown units and verbs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pvc-shim-'));
+    try {
+      for (const d of ['units', 'services', 'run/svc', 'log']) mkdirSync(join(dir, d), { recursive: true });
+      // A unit that records it ran (and its pid, as the harness's service scripts do).
+      writeFileSync(join(dir, 'units', 'ceph-mon-hv1.sh'), `echo $$ >${dir}/run/svc/ceph-mon-hv1.pid\necho started >${dir}/mon-ran\nexec sleep 30\n`);
+      writeFileSync(join(dir, 'services', '30-zookeeper.sh'), 'echo never >/dev/null\n');
+      writeFileSync(join(dir, 'run', 'svc', 'zookeeper.pid'), `${process.pid}\n`); // alive: "already running"
+      writeFileSync(join(dir, 'units', 'frr.stand-in'), 'FRR is not installed here\n');
+      const shim = (...args: string[]) => spawnSync('bash', [join(SH_DIR, 'systemctl-shim.sh'), dir, ...args], { encoding: 'utf8' });
+      assert.equal(shim('start', 'ceph-mon@hv1.service').status, 0);
+      assert.equal(shim('start', 'zookeeper.service').status, 0);
+      assert.equal(shim('start', 'frr.service').status, 0);
+      const missing = shim('start', 'patroni.service');
+      assert.equal(missing.status, 5);
+      assert.match(missing.stderr, /Unit patroni\.service not found\./);
+      const stop = shim('stop', 'zookeeper.service');
+      assert.equal(stop.status, 1);
+      assert.match(stop.stderr, /only 'start <unit>' is supported/);
+      await waitUntil(() => existsSync(join(dir, 'mon-ran')), { what: 'the unit script started by the shim', timeoutMs: 10_000 });
+      const pid = Number(readFileSync(join(dir, 'run', 'svc', 'ceph-mon-hv1.pid'), 'utf8').trim());
+      assert.ok(pid > 0, 'the unit script ran and wrote its pid');
+      assert.equal(shim('start', 'ceph-mon@hv1.service').status, 0, 'a second start of a running unit');
+      const log = readFileSync(join(dir, 'log', 'systemctl.log'), 'utf8');
+      assert.match(log, /start ceph-mon@hv1\.service: started .*units\/ceph-mon-hv1\.sh/);
+      assert.match(log, /start zookeeper\.service: already running/);
+      assert.match(log, /start frr\.service: stand-in, not run in the test cluster \(FRR is not installed here/);
+      assert.match(log, /start patroni\.service: not found/);
+      assert.match(log, /start ceph-mon@hv1\.service: already running \(pid \d+\)/);
+      process.kill(pid, 'SIGKILL');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { writeTestConfig, DELETE } from '@pvc/config/testing';
 import { paths, type ZkClient } from '@pvc/zk';
 import { shq } from './harness/configs.js';
-import { ipmitoolArgs, waitFor } from './harness/index.js';
+import { ipmitoolArgs, systemctlShimPath, waitFor } from './harness/index.js';
 import type { Cluster, ClusterHost } from './harness/index.js';
 import type { FloatingAddressWatch } from './cluster-watch.js';
 
@@ -173,7 +173,8 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
     ['pvc.node', host.name],
     ['pvc.debug', process.env.PVC_NODE_DEBUG === '1'], // debug logs of every service when set
     ...networking,
-    ['pvc.functions.enable_storage', false],
+    // With the cluster's Ceph: the supervisor starts mon/mgr on coordinators; cephd serves storage.
+    ['pvc.functions.enable_storage', cluster.ceph !== undefined],
     ['pvc.functions.enable_api', false],
     ['pvc.cluster.coordinators', coordinators],
     ['pvc.database.zookeeper.port', cluster.zk.servers[0]!.clientPort],
@@ -205,17 +206,39 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
   return cfg;
 }
 
+/** Options of {@link startPvc}. */
+export interface StartPvcOptions {
+  /**
+   * How the supervisor's coordinator-service step treats Zookeeper, libvirtd, Ceph mon/mgr, FRR and
+   * PostgreSQL: `external` (default; `--external-services`: the harness runs ZK and libvirtd, the
+   * supervisor only probes) or `shim` (`--systemctl <hostdir>/bin/systemctl`: it runs
+   * `systemctl start <unit>` for each as on a real node, and the host's shim starts the Ceph mon/mgr
+   * units, answers ZK/libvirtd as running and FRR/PostgreSQL as stand-ins). Clusters with Ceph need `shim`.
+   */
+  services?: 'external' | 'shim';
+}
+
+/** Units the test cluster does not run: the shim answers `start` for them with success (see writeStandIns). */
+function writeStandInUnits(host: ClusterHost): void {
+  const units = join(host.dirs.root, 'units');
+  mkdirSync(units, { recursive: true });
+  writeFileSync(join(units, 'frr.stand-in'), 'FRR is not installed here; vtysh is a stand-in\n');
+  writeFileSync(join(units, 'patroni.stand-in'), 'PostgreSQL does not run here; pg_isready is a stand-in\n');
+}
+
 /**
  * Starts the supervisor (standalone: it spawns netd, vmd, cephd, keepaliled) on `host` now and at
- * every power-on, like an enabled unit. `--external-services`: the harness runs Zookeeper and libvirtd.
+ * every power-on, like an enabled unit. See {@link StartPvcOptions} for the coordinator services.
  */
-export async function startPvc(host: ClusterHost, configPath: string): Promise<void> {
+export async function startPvc(host: ClusterHost, configPath: string, opts: StartPvcOptions = {}): Promise<void> {
   const { command, args } = supervisorCommand();
   const path = `${writeStandIns(host)}:${process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'}`;
+  if (opts.services === 'shim') writeStandInUnits(host);
+  const services = opts.services === 'shim' ? ['--systemctl', systemctlShimPath(host)] : ['--external-services'];
   await host.startService({
     name: 'pvc',
     command: 'bash',
-    args: ['-c', 'cd "$1" && shift && exec "$@"', 'pvc', ROOT, command, ...args, '--config', configPath, '--external-services', '--service-timeout', '30'],
+    args: ['-c', 'cd "$1" && shift && exec "$@"', 'pvc', ROOT, command, ...args, '--config', configPath, ...services, '--service-timeout', '30'],
     env: { PATH: path },
     onBoot: true,
   });

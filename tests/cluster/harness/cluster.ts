@@ -4,6 +4,7 @@ import { createExec, realClock } from '@pvc/runtime';
 import type { Exec } from '@pvc/runtime';
 import { buildGuestImage, guestDomainXml } from '../../support/guest/index.js';
 import type { BuiltGuest } from '../../support/guest/index.js';
+import { cephFirstBringUp, createCephCluster } from './ceph.js';
 import { ClusterError } from './errors.js';
 import { createHost, waitForLibvirtd } from './host.js';
 import { prepareHostFiles } from './host-files.js';
@@ -53,6 +54,7 @@ function assemble(plan: ClusterPlan, exec: Exec, built: BuiltGuest): Cluster {
     guest: guestImage(plan, built),
     rootIps,
     bareLinks: plan.bareLinks,
+    ceph: plan.ceph ? createCephCluster(plan, plan.ceph, exec) : undefined,
     host(name) {
       const h = hosts.find((x) => x.name === name);
       if (!h) throw new ClusterError('CLUSTER_HOST', `no host "${name}" in cluster ${plan.name} (have ${hosts.map((x) => x.name).join(', ')})`);
@@ -72,6 +74,10 @@ async function bringUp(plan: ClusterPlan, exec: Exec, log: (l: string) => void):
   for (const h of plan.hosts) {
     await createHostNetwork(plan, h, exec);
     await prepareHostFiles(plan, h, exec);
+  }
+  if (plan.ceph) {
+    await cephFirstBringUp(plan, plan.ceph, exec);
+    log(`Ceph: conf, monmap and mon mkfs of ${plan.ceph.mons.map((m) => m.name).join(', ')} ready (the supervisor starts the mons; each OSD is created at its first boot)`);
   }
   log(`networks and host files ready (${plan.hosts.length} hosts)`);
   await Promise.all(plan.hosts.map((h) => runOk(exec, 'CLUSTER_BMC', 'bash', [BMC_SH, h.dirs.root, 'start'])));

@@ -1,6 +1,8 @@
 import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Exec } from '@pvc/runtime';
+import { prepareCephHostFiles, writeSystemctlShim } from './ceph.js';
+import { cephMounts } from './ceph-plan.js';
 import { lanConf, libvirtdConf, qemuConf, serviceScript, simEmu, virtlogdConf } from './configs.js';
 import { ClusterError } from './errors.js';
 import { IPMI_PORT } from './plan.js';
@@ -36,9 +38,10 @@ export function etcHosts(plan: ClusterPlan): string {
 }
 
 /** The "<source> <target>" bind mounts host-init.sh sets up inside the host's mount namespace. */
-function mountsFile(host: HostPlan): string {
+function mountsFile(plan: ClusterPlan, host: HostPlan): string {
   const d = host.dirs;
   return [
+    ...(plan.ceph ? cephMounts(plan.ceph, host) : []),
     `${etcHostsPath(host)} /etc/hosts`,
     `${d.runLibvirt} /run/libvirt`,
     `${d.varLibLibvirt} /var/lib/libvirt`,
@@ -119,9 +122,11 @@ export async function prepareHostFiles(plan: ClusterPlan, host: HostPlan, exec: 
   };
   await writeFile(join(root, 'host.env'), Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''));
   await writeFile(etcHostsPath(host), etcHosts(plan));
-  await writeFile(join(root, 'mounts'), mountsFile(host));
+  await writeFile(join(root, 'mounts'), mountsFile(plan, host));
   await writeLibvirtFiles(host, exec);
   if (host.coordinator) await writeZkFiles(plan, host);
+  await writeSystemctlShim(host);
+  if (plan.ceph) await prepareCephHostFiles(plan.ceph, host);
   await writeFile(join(root, 'bmc', 'lan.conf'), lanConf(plan, host));
   await writeFile(join(root, 'bmc', 'sim.emu'), simEmu());
 }

@@ -11,6 +11,8 @@ export { fourLetterWord, quorumFrom, parseMode } from './zookeeper.js';
 export { ipmitool, ipmitoolArgs } from './ipmi.js';
 export { clusterProcesses, lastTick, listRunning } from './inspect.js';
 export { waitFor } from './run.js';
+export { systemctlShimPath, type CephCluster } from './ceph.js';
+export { planCeph, clusterCephConf, unitServiceName, CEPH_HOST_PATHS, type CephPlan } from './ceph-plan.js';
 export type {
   Cluster,
   ClusterHost,

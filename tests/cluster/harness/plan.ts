@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { ClusterError } from './errors.js';
+import { planCeph, type CephPlan } from './ceph-plan.js';
 import type { ClusterOptions, HostDirs, NetworkName } from './types.js';
 
 /** Every network, in address order. */
@@ -49,6 +50,8 @@ export interface ClusterPlan {
   /** Hosts get bare cluster/storage/upstream links (see ClusterOptions.bareLinks). */
   bareLinks: boolean;
   readyTimeoutMs: number;
+  /** The cluster's Ceph (ClusterOptions.ceph), or undefined without one. */
+  ceph: CephPlan | undefined;
   /** The options as given, minus functions: what the state file records to reopen the cluster. */
   options: Omit<ClusterOptions, 'log'>;
 }
@@ -92,6 +95,9 @@ function hostDirs(workDir: string, host: string): HostDirs {
     varCacheLibvirt: join(root, 'fs', 'var-cache-libvirt'),
     etcLibvirt: join(root, 'fs', 'etc-libvirt'),
     zk: join(root, 'zk'),
+    varLibCeph: join(root, 'fs', 'var-lib-ceph'),
+    varLogCeph: join(root, 'fs', 'var-log-ceph'),
+    runCeph: join(root, 'fs', 'run-ceph'),
   };
 }
 
@@ -140,6 +146,7 @@ export function planCluster(opts: ClusterOptions = {}): ClusterPlan {
   const networks = networkPlans(name, subnet);
   const hostPlans = Array.from({ length: hosts }, (_, k) => hostPlan(name, workDir, networks, k + 1, coordinators));
   const { log: _log, ...options } = opts;
+  if (opts.ceph !== undefined && typeof opts.ceph !== 'boolean') fail('ceph', `expected true or false, got ${JSON.stringify(opts.ceph)}`);
   return Object.freeze({
     name,
     workDir,
@@ -151,6 +158,7 @@ export function planCluster(opts: ClusterOptions = {}): ClusterPlan {
     keepOnExit: opts.keepOnExit ?? false,
     bareLinks: opts.bareLinks ?? false,
     readyTimeoutMs: intIn('readyTimeoutMs', opts.readyTimeoutMs ?? 90_000, 1_000, 3_600_000),
+    ceph: opts.ceph === true ? planCeph(name, workDir, networks.storage, hostPlans) : undefined,
     options: { ...options, name },
   });
 }

@@ -1,4 +1,5 @@
 import type { ExecOptions, ExecResult } from '@pvc/runtime';
+import type { CephCluster } from './ceph.js';
 
 /** The four networks every host is attached to. `ipmi` carries only the BMCs (never cut). */
 export type NetworkName = 'cluster' | 'storage' | 'upstream' | 'ipmi';
@@ -31,6 +32,13 @@ export interface ClusterOptions {
    * host's addresses on those links itself (tests that run no node services).
    */
   bareLinks?: boolean;
+  /**
+   * A real Ceph 16 (tests/cluster/README.md, "Ceph"): a mon and a mgr on every coordinator — started
+   * by the node services' supervisor through the host's systemctl shim, so the caller must run the
+   * node services (`startPvc`) —, one bluestore OSD per host started at boot, pool `vms`, the conf
+   * as /etc/ceph/ceph.conf inside every host, no auth. `cluster.ceph` is its handle. Default false.
+   */
+  ceph?: boolean;
   /** Upper bound for bring-up waits (libvirtd answering, ZK quorum), ms. Default 90 000. */
   readyTimeoutMs?: number;
   /** Progress lines (default: none). */
@@ -75,6 +83,10 @@ export interface HostDirs {
   etcLibvirt: string;
   /** Zookeeper config and data (coordinators only). */
   zk: string;
+  /** With Ceph: bind-mounted over /var/lib/ceph (mon, mgr, OSD data and the OSD's block file), /var/log/ceph and /run/ceph. */
+  varLibCeph: string;
+  varLogCeph: string;
+  runCeph: string;
 }
 
 /** One simulated hypervisor host. */
@@ -186,6 +198,8 @@ export interface Cluster {
   readonly rootIps: Readonly<Record<NetworkName, string>>;
   /** The hosts have bare links ({@link ClusterOptions.bareLinks}): their node services configure them. */
   readonly bareLinks: boolean;
+  /** The cluster's Ceph ({@link ClusterOptions.ceph}), or undefined. */
+  readonly ceph: CephCluster | undefined;
   host(name: string): ClusterHost;
   /** Tears down everything it made (processes, namespaces, links, work dir); keeps the guest cache. */
   destroy(): Promise<void>;
