@@ -107,7 +107,7 @@ async function bringUp(plan: ClusterPlan, exec: Exec, log: (l: string) => void):
  */
 export async function createCluster(opts: ClusterOptions = {}, deps: ClusterDeps = {}): Promise<Cluster> {
   const plan = planCluster(opts);
-  assertPrerequisites();
+  assertPrerequisites({ ceph: plan.ceph !== undefined });
   const exec = deps.exec ?? createExec();
   const log = opts.log ?? ((): void => undefined);
   const t0 = realClock.now();

@@ -22,6 +22,16 @@ export const REQUIRED_BINARIES: Readonly<Record<string, string>> = {
   bash: 'bash',
 };
 
+/** Binaries a cluster with Ceph (ClusterOptions.ceph) also runs, with their Debian package. */
+export const CEPH_BINARIES: Readonly<Record<string, string>> = {
+  'ceph-mon': 'ceph-mon',
+  'ceph-mgr': 'ceph-mgr',
+  'ceph-osd': 'ceph-osd',
+  ceph: 'ceph-common',
+  rbd: 'ceph-common',
+  monmaptool: 'ceph-common',
+};
+
 /** Zookeeper server jars (Debian's zookeeper package). */
 export const ZK_JARS = [
   '/usr/share/java/zookeeper.jar',
@@ -63,8 +73,8 @@ export function findCloudKernel(bootDir = '/boot'): { path: string; version: str
   return version === undefined ? undefined : { path: join(bootDir, `vmlinuz-${version}`), version };
 }
 
-/** Lists what is missing, in words; empty when everything is there. */
-export function missingPrerequisites(): string[] {
+/** Lists what is missing, in words; empty when everything is there. With `ceph`, Ceph's binaries too. */
+export function missingPrerequisites(opts: { ceph?: boolean } = {}): string[] {
   const missing: string[] = [];
   const uid = process.getuid?.();
   if (uid !== 0) missing.push(`root privileges (running as uid ${String(uid)}): namespaces, bridges and libvirtd need root`);
@@ -77,11 +87,16 @@ export function missingPrerequisites(): string[] {
   }
   if (!existsSync(join(ZK_CONF_DIR, 'log4j.properties'))) missing.push(`${ZK_CONF_DIR}/log4j.properties (Debian package zookeeper)`);
   if (!existsSync('/etc/libvirt')) missing.push('/etc/libvirt (Debian package libvirt-daemon-system)');
+  if (opts.ceph) {
+    for (const [bin, pkg] of Object.entries(CEPH_BINARIES)) {
+      if (!which(bin)) missing.push(`binary "${bin}" not found on PATH (Debian package ${pkg}; scripts/setup.sh installs it)`);
+    }
+  }
   return missing;
 }
 
 /** Throws {@link PrerequisiteError} listing everything missing. */
-export function assertPrerequisites(): void {
-  const missing = missingPrerequisites();
+export function assertPrerequisites(opts: { ceph?: boolean } = {}): void {
+  const missing = missingPrerequisites(opts);
   if (missing.length > 0) throw new PrerequisiteError(missing);
 }
