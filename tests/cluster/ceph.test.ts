@@ -111,7 +111,7 @@ describe('a real Ceph in the test cluster [root only]', () => {
     log(`idle CPU of the Ceph daemons over 10 s (% of one core): ${cpu.join('; ')}`);
   });
 
-  it('every host runs ceph -s, rbd create and rbd info from its own namespace with no flags', async () => {
+  it('every host runs ceph -s, rbd create/info, qemu-img on rbd: with no flags; its locks carry its storage address', async () => {
     for (const h of fc!.cluster.hosts) {
       const s = await h.exec('ceph', ['-s', '--format', 'json'], { timeoutMs: 30_000 });
       assert.equal(s.exitCode, 0, `${h.name}: ceph -s: ${s.stderr}`);
@@ -121,6 +121,19 @@ describe('a real Ceph in the test cluster [root only]', () => {
       const i = await h.exec('rbd', ['info', '--format', 'json', `vms/img-${h.name}`], { timeoutMs: 30_000 });
       assert.equal(i.exitCode, 0, `${h.name}: rbd info: ${i.stderr}`);
       assert.equal((JSON.parse(i.stdout) as { size: number }).size, 64 << 20);
+      // QEMU's RBD driver (qemu-img: the same block-rbd.so) finds the cluster through /etc/ceph/ceph.conf.
+      const q = await h.exec('qemu-img', ['info', '--output', 'json', `rbd:vms/img-${h.name}`], { timeoutMs: 30_000 });
+      assert.equal(q.exitCode, 0, `${h.name}: qemu-img info: ${q.stderr}`);
+      assert.equal((JSON.parse(q.stdout) as { 'virtual-size': number })['virtual-size'], 64 << 20);
+      // A lock taken on a host carries that host's storage address (never the primary's floating one):
+      // what cephd compares with the node's storage address before freeing a lock.
+      const add = await h.exec('rbd', ['lock', 'add', `vms/img-${h.name}`, 'probe'], { timeoutMs: 30_000 });
+      assert.equal(add.exitCode, 0, `${h.name}: rbd lock add: ${add.stderr}`);
+      const ls = await h.exec('rbd', ['lock', 'ls', '--format', 'json', `vms/img-${h.name}`], { timeoutMs: 30_000 });
+      const [lock] = JSON.parse(ls.stdout) as { id: string; locker: string; address: string }[];
+      assert.ok(lock && lock.address.startsWith(`${h.storageIp}:`), `${h.name}: lock address ${lock?.address}, storage address ${h.storageIp}`);
+      const rm = await h.exec('rbd', ['lock', 'rm', `vms/img-${h.name}`, 'probe', lock.locker], { timeoutMs: 30_000 });
+      assert.equal(rm.exitCode, 0, `${h.name}: rbd lock rm: ${rm.stderr}`);
     }
   });
 
