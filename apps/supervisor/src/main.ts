@@ -2,7 +2,7 @@
 /**
  * Composition root of the supervisor: the common start-up (flags, config, logger, gRPC socket),
  * then bring-up, registration and — in standalone mode — the other services as children.
- * `--mode systemd|standalone`, `--external-services`: see options.ts.
+ * `--mode systemd|standalone`, `--external-services`, `--systemctl <program>`: see options.ts.
  */
 import { serviceMain } from '@pvc/rpc';
 import { describeError, PVC_VERSION } from '@pvc/runtime';
