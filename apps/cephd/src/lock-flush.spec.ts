@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger, ExecError, FakeExec, TimeoutError, type Logger } from '@pvc/runtime';
-import { flushLocks, type FlushMode } from './lock-flush.js';
+import { FLUSH_PARALLEL_IMAGES, flushLocks, type FlushMode } from './lock-flush.js';
 
 /** A logger whose JSON lines are kept in `lines`. */
 function logCapture(): { logger: Logger; lines: Record<string, unknown>[] } {
@@ -187,6 +187,17 @@ const table: {
   },
 ];
 
+/** The rbd commands per image, in order: images are flushed in parallel, each one's commands in sequence. */
+function perImage(lines: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of lines) {
+    const t = line.split(' ');
+    const image = (t[2] === 'list' ? t[5] : t[3]) ?? '';
+    out.set(image, [...(out.get(image) ?? []), line]);
+  }
+  return out;
+}
+
 for (const row of table) {
   test(`flushLocks: ${row.name}`, async () => {
     const exec = new FakeExec();
@@ -196,7 +207,7 @@ for (const row of table) {
     assert.equal(r.failed.length, row.failed.length, r.failed.join('\n'));
     row.failed.forEach((re, i) => assert.match(r.failed[i] ?? '', re));
     assert.deepEqual(r.held.map(({ image, locker, address }) => ({ image, locker, address })), row.held ?? []);
-    assert.deepEqual(exec.lines(), row.ran);
+    assert.deepEqual(perImage(exec.lines()), perImage(row.ran));
   });
 }
 
@@ -218,4 +229,19 @@ test('every rbd command gets the configured deadline', async () => {
   exec.on('rbd', (_c, opts) => (seen.push(opts.timeoutMs), { exitCode: 0, stdout: foreign, stderr: '' }));
   await flushLocks(deps(exec), ['vms/a'], { mode: 'force', ownAddress: OWN });
   assert.deepEqual(seen, [1234, 1234]);
+});
+
+test('flushLocks works on up to FLUSH_PARALLEL_IMAGES images at once', async () => {
+  let inFlight = 0;
+  let most = 0;
+  const exec = new FakeExec().on('rbd lock list', async () => {
+    most = Math.max(most, ++inFlight);
+    await new Promise((r) => setImmediate(r));
+    inFlight -= 1;
+    return { exitCode: 0, stdout: '[]', stderr: '' };
+  });
+  const images = Array.from({ length: 9 }, (_, i) => `vms/img${i}`);
+  const r = await flushLocks(deps(exec), images, { mode: 'force', ownAddress: OWN });
+  assert.deepEqual(r.flushed, images);
+  assert.equal(most, FLUSH_PARALLEL_IMAGES);
 });

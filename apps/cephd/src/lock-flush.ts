@@ -10,7 +10,7 @@
  *
  * Each image is handled on its own: a failure is reported for that image and the others go on.
  */
-import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
+import { describeError, mapLimit, PvcError, type Exec, type Logger } from '@pvc/runtime';
 import { heldFrom, LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
 
 export { LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
@@ -104,27 +104,39 @@ function held(image: string, lock: RbdLock): HeldLock {
 }
 
 /**
- * Flushes the locks of each image in turn as `opts.mode` allows. Never rejects: per-image failures
+ * Images flushed at once: fence recovery asks for every image of a dead node's VMs in one call, and
+ * each image is a few `rbd` processes (~0.1-0.2 s each to start here, mostly waiting on Ceph).
+ */
+export const FLUSH_PARALLEL_IMAGES = 4;
+
+/**
+ * Flushes the locks of the images, up to {@link FLUSH_PARALLEL_IMAGES} at once, as `opts.mode` allows; results in input order. Never rejects: per-image failures
  * (a foreign holder in `own` mode, rbd missing, timeout, malformed output, a refused removal, a bad
  * name) land in `failed` as `"<image>: <reason>"`, each logged with its reason; foreign holders
  * also in `held`. Duplicate names are handled once.
  */
 export async function flushLocks(deps: LockFlushDeps, images: readonly string[], opts: FlushOptions): Promise<FlushResult> {
   const out: FlushResult = { flushed: [], failed: [], held: [] };
-  for (const image of [...new Set(images)]) {
+  const outcomes = await mapLimit([...new Set(images)], FLUSH_PARALLEL_IMAGES, async (image) => {
     try {
-      const removed = await flushImage(deps, image, opts);
-      out.flushed.push(image);
-      deps.logger.debug({ image, removed, mode: opts.mode }, 'RBD locks flushed');
+      return { image, removed: await flushImage(deps, image, opts) };
     } catch (err) {
-      const reason = describeError(err);
-      out.failed.push(`${image}: ${reason}`);
-      if (err instanceof ForeignLockError) {
-        out.held.push(...err.held);
-        deps.logger.warn({ image, held: err.held, ownAddress: opts.ownAddress }, 'RBD lock held by another address: refused, left in place');
-      } else {
-        deps.logger.warn({ image, reason, mode: opts.mode }, 'RBD lock flush failed');
-      }
+      return { image, err };
+    }
+  });
+  for (const o of outcomes) {
+    if (!('err' in o)) {
+      out.flushed.push(o.image);
+      deps.logger.debug({ image: o.image, removed: o.removed, mode: opts.mode }, 'RBD locks flushed');
+      continue;
+    }
+    const reason = describeError(o.err);
+    out.failed.push(`${o.image}: ${reason}`);
+    if (o.err instanceof ForeignLockError) {
+      out.held.push(...o.err.held);
+      deps.logger.warn({ image: o.image, held: o.err.held, ownAddress: opts.ownAddress }, 'RBD lock held by another address: refused, left in place');
+    } else {
+      deps.logger.warn({ image: o.image, reason, mode: opts.mode }, 'RBD lock flush failed');
     }
   }
   return out;

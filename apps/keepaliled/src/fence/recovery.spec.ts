@@ -112,7 +112,7 @@ test('idempotent: a second run (a resumed recovery) touches nothing', async () =
   assert.equal(r.events.length, events);
 });
 
-test('storage enabled: RBD locks are flushed first; a VM whose locks cannot be cleared is left where it is', async () => {
+test('storage enabled: RBD locks of every VM to move are flushed first, in one call; a VM whose locks cannot be cleared is left where it is', async () => {
   const r = await rig({ storage: true });
   await seedDomain(r.raw, { uuid: 'a', name: 'locked', node: 'hv1', rbdList: ['vms/locked_disk0'] });
   await seedDomain(r.raw, { uuid: 'b', name: 'clean', node: 'hv1', rbdList: ['vms/clean_disk0', 'vms/clean_disk1'] });
@@ -121,7 +121,8 @@ test('storage enabled: RBD locks are flushed first; a VM whose locks cannot be c
   assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 2, left: 1 });
   assert.deepEqual(await domainKeys(r.raw, 'a'), { state: 'start', node: 'hv1', lastnode: '', autostart: 'False' });
   assert.equal((await domainKeys(r.raw, 'b')).node, 'hv2');
-  assert.deepEqual(r.peers.callsOf('flushRbdLocks').map((c) => c.args[0]), [['vms/locked_disk0'], ['vms/clean_disk0', 'vms/clean_disk1']]);
+  assert.deepEqual(r.peers.callsOf('flushRbdLocks').map((c) => c.args[0]), [['vms/locked_disk0', 'vms/clean_disk0', 'vms/clean_disk1']]);
+  assert.deepEqual(r.events.filter((e) => e.kind === 'vm-left').length, 1);
   const left = r.events.find((e) => e.kind === 'vm-left');
   assert.equal(left?.kind === 'vm-left' && left.vm, 'locked');
   assert.match(left?.kind === 'vm-left' ? left.reason : '', /RBD locks not cleared: vms\/locked_disk0/);
@@ -201,4 +202,17 @@ test('a target known to lack one of the VM\'s networks (networks_up) is not chos
   await r.raw.write([[paths.domain('lost').state, 'start']]);
   assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 1, left: 0 });
   assert.equal((await domainKeys(r.raw, 'lost')).node, 'hv4', 'unknown networks are not checked');
+});
+
+test('moveVm alone (the recovery retry) flushes its own images; a VM recovery could not place is not flushed', async () => {
+  const r = await rig({ storage: true, targets: [{ name: 'hv2', freeMiB: 1_000 }] });
+  await seedDomain(r.raw, { uuid: 'a', name: 'fits', node: 'hv1', state: 'start', memoryMiB: 512, rbdList: ['vms/fits_disk0'] });
+  await seedDomain(r.raw, { uuid: 'b', name: 'big', node: 'hv1', state: 'start', memoryMiB: 4_096, rbdList: ['vms/big_disk0'] });
+  assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 1, left: 1 });
+  assert.deepEqual(r.peers.callsOf('flushRbdLocks').map((c) => c.args[0]), [['vms/fits_disk0']]);
+  await r.raw.write([[paths.node('hv2').memFree, '16000']]);
+  const vm = await readVmFacts(r.raw, 'b');
+  assert.ok(vm);
+  assert.equal(await moveVm(r.deps, vm, 'hv1', 'hv2', { retried: true }), true);
+  assert.deepEqual(r.peers.callsOf('flushRbdLocks').map((c) => c.args[0]), [['vms/fits_disk0'], ['vms/big_disk0']]);
 });

@@ -49,30 +49,55 @@ export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: Abor
   // This node's configured selector only while the primary has not written the cluster's yet.
   const selector = (await readKeyIfExists(zk, clusterKeys.migrationTargetSelector, { logger })) ?? deps.defaultSelector;
   const plan = planPlacements(vms.map((vm) => request(vm, dead)), nodes, selector, [dead]);
+  const placements = vms.map((_, i) => plan.placements[i]?.result);
+  // One cephd call for the images of every VM about to move (cephd works on them in parallel): per
+  // VM in turn, 5 VMs cost ~1 s of the failover here.
+  const flushes = await flushAll(deps, vms.filter((_, i) => placements[i]?.ok === true));
   let recovered = 0;
   let left = 0;
   for (const [i, vm] of vms.entries()) {
     signal?.throwIfAborted();
-    const placement = plan.placements[i]?.result;
+    const placement = placements[i];
     if (placement && placement.unknownLimitNodes.length > 0) {
       logger.warn({ vm: vm.name, key: domainKeys(vm.uuid).nodeLimit.path, unknown: placement.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
     }
-    const ok = placement?.ok === true ? await moveVm(deps, vm, dead, placement.node) : await stopVm(deps, vm, dead, placement?.reason ?? 'no plan');
+    const ok = placement?.ok === true
+      ? await moveVm(deps, vm, dead, placement.node, { flushed: flushes.get(vm.uuid) })
+      : await stopVm(deps, vm, dead, placement?.reason ?? 'no plan');
     if (ok && placement?.ok === true) recovered += 1;
     else left += 1;
   }
   return { recovered, left };
 }
 
-async function locksCleared(deps: RecoveryDeps, vm: VmFacts, dead: string): Promise<boolean> {
-  if (!deps.storageEnabled || vm.rbdList.length === 0) return true;
+/** Outcome of clearing one VM's RBD locks: cleared, or why not. */
+export type LockFlushOutcome = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Clears the RBD locks of every image of `vms` in one FORCE call; per VM (UUID): cleared, or the
+ * failures of its own images (a failed call fails every VM that has images).
+ */
+async function flushAll(deps: RecoveryDeps, vms: readonly VmFacts[]): Promise<Map<string, LockFlushOutcome>> {
+  const out = new Map<string, LockFlushOutcome>();
+  const withImages = deps.storageEnabled ? vms.filter((vm) => vm.rbdList.length > 0) : [];
+  for (const vm of vms) if (!withImages.includes(vm)) out.set(vm.uuid, { ok: true });
+  if (withImages.length === 0) return out;
   try {
-    const r = await deps.peers.flushRbdLocks(vm.rbdList, { deadlineMs: 30_000 });
-    if (r.failed.length === 0) return true;
-    deps.events({ kind: 'vm-left', node: dead, vm: vm.name, reason: `RBD locks not cleared: ${r.failed.join('; ')}`, fencer: deps.self });
+    const r = await deps.peers.flushRbdLocks([...new Set(withImages.flatMap((vm) => vm.rbdList))], { deadlineMs: 30_000 });
+    for (const vm of withImages) {
+      const failed = r.failed.filter((f) => vm.rbdList.some((image) => f.startsWith(`${image}: `)));
+      out.set(vm.uuid, failed.length === 0 ? { ok: true } : { ok: false, reason: failed.join('; ') });
+    }
   } catch (err) {
-    deps.events({ kind: 'vm-left', node: dead, vm: vm.name, reason: `RBD locks not cleared: ${describeError(err)}`, fencer: deps.self });
+    for (const vm of withImages) out.set(vm.uuid, { ok: false, reason: describeError(err) });
   }
+  return out;
+}
+
+async function locksCleared(deps: RecoveryDeps, vm: VmFacts, dead: string, flushed: LockFlushOutcome | undefined): Promise<boolean> {
+  const outcome = flushed ?? (await flushAll(deps, [vm])).get(vm.uuid) ?? { ok: true };
+  if (outcome.ok) return true;
+  deps.events({ kind: 'vm-left', node: dead, vm: vm.name, reason: `RBD locks not cleared: ${outcome.reason}`, fencer: deps.self });
   return false;
 }
 
@@ -100,6 +125,8 @@ export interface MoveOptions {
   checks?: readonly ZkOp[];
   /** A VM recovery could not place earlier: also `node_autostart=False`, `failedreason=""`. */
   retried?: boolean;
+  /** Its locks were already flushed (with others' in one call) with this outcome; absent: flush them now. */
+  flushed?: LockFlushOutcome | undefined;
 }
 
 /**
@@ -108,7 +135,7 @@ export interface MoveOptions {
  * False when the locks could not be cleared or a guard failed.
  */
 export async function moveVm(deps: RecoveryDeps, vm: VmFacts, dead: string, target: string, opts: MoveOptions = {}): Promise<boolean> {
-  if (!(await locksCleared(deps, vm, dead))) return false;
+  if (!(await locksCleared(deps, vm, dead, opts.flushed))) return false;
   const d = domainKeys(vm.uuid);
   const sets = [pair(d.state, 'start'), pair(d.node, target), pair(d.lastNode, dead)];
   if (opts.retried) sets.push(pair(d.nodeAutostart, false), pair(d.failedReason, ''));
