@@ -4,6 +4,7 @@
  * on two hosts recorded apart), the "no floating address on two hosts at once" invariant (every
  * host's addresses), and the Zookeeper quorum.
  */
+import { readFileSync } from 'node:fs';
 import { createExec, realClock } from '@pvc/runtime';
 import { fourLetterWord, HostPoweredOffError, parseMode, quorumFrom } from './harness/index.js';
 import type { ClusterHost, ZkEnsemble, ZkServerStatus } from './harness/index.js';
@@ -279,5 +280,60 @@ export class FloatingAddressWatch extends PollingWatch {
     }
     this.last = now;
     this.polls++;
+  }
+}
+
+/** One QEMU process seen with an RBD image open. */
+export interface ImageOpener {
+  host: string;
+  pid: string;
+}
+
+/**
+ * "At no moment do two QEMU processes hold an RBD image open": polls every host's processes (`ip
+ * netns pids <host netns>`, then each one's /proc cmdline) for a QEMU whose command line opens
+ * `<pool>/<image>` through librbd (libvirt 9 passes `-blockdev {"driver":"rbd","pool":…,"image":…}`).
+ * A QEMU is there from before the image is opened until after it is closed, so a process count of
+ * one per poll is a safe upper bound on writers; a powered-off host's processes are gone (SIGKILL).
+ * Polls in which two live QEMUs had it are `violations`.
+ */
+export class ImageOpenWatch extends PollingWatch {
+  readonly violations: string[] = [];
+  /** Every (host, pid) ever seen with the image, in order of first sight. */
+  readonly seen: ImageOpener[] = [];
+  polls = 0;
+  private readonly exec = createExec();
+  private readonly needles: string[];
+
+  constructor(private readonly hosts: readonly ClusterHost[], pool: string, image: string, everyMs = 200) {
+    super(everyMs);
+    this.needles = ['"driver":"rbd"', `"pool":"${pool}"`, `"image":"${image}"`];
+  }
+
+  /** The QEMUs that have the image open now. */
+  async openers(): Promise<ImageOpener[]> {
+    const found = await Promise.all(this.hosts.map(async (h) => {
+      const r = await this.exec.run('ip', ['netns', 'pids', h.netns]).catch(() => undefined);
+      const pids = (r?.stdout ?? '').split('\n').map((s) => s.trim()).filter(Boolean);
+      return pids.filter((pid) => this.opens(pid)).map((pid) => ({ host: h.name, pid }));
+    }));
+    return found.flat();
+  }
+
+  protected async poll(): Promise<void> {
+    const now = await this.openers();
+    this.polls += 1;
+    for (const o of now) if (!this.seen.some((s) => s.host === o.host && s.pid === o.pid)) this.seen.push(o);
+    if (now.length > 1) this.violations.push(`${new Date(realClock.now()).toISOString()}: ${now.map((o) => `${o.host} pid ${o.pid}`).join(', ')}`);
+  }
+
+  private opens(pid: string): boolean {
+    let cmd: string;
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return false; // gone meanwhile
+    }
+    return cmd.includes('qemu-system') && this.needles.every((n) => cmd.includes(n));
   }
 }

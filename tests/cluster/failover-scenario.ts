@@ -168,15 +168,51 @@ export async function startFailoverCluster(
 }
 
 /** Defines guests on the victim and starts them (`pvc vm define --target`, `pvc vm start`); waits until virsh shows them all running there. */
-export async function placeGuests(fc: FailoverCluster, memories: readonly number[]): Promise<Guest[]> {
-  return placeGuestsOn(fc, fc.victim, memories);
+export async function placeGuests(fc: FailoverCluster, memories: readonly number[], opts: PlaceOptions = {}): Promise<Guest[]> {
+  return placeGuestsOn(fc, fc.victim, memories, opts);
 }
 
-/** {@link placeGuests} on `host`, numbering the guests from `first` (names `fvm<n>`). */
-export async function placeGuestsOn(fc: FailoverCluster, host: ClusterHost, memories: readonly number[], first = 1): Promise<Guest[]> {
+/** RBD-backed guests ({@link PlaceOptions.rbd}): each boots from nothing but writes a marker on its own image. */
+export interface RbdGuestOptions {
+  /** The text each guest writes at offset 0 of its disk once booted (`pvc.marker=write:<text>`); the guest's name is appended. */
+  marker: string;
+  /** Image size, MiB (default 64). */
+  sizeMiB?: number;
+}
+
+/** Options of {@link placeGuestsOn}. */
+export interface PlaceOptions {
+  /** Number of the first guest (names `fvm<n>`). Default 1. */
+  first?: number;
+  /**
+   * Give each guest a raw disk on its own new image `<pool>/<name>` of the cluster's Ceph (created
+   * with `rbd create` on `host`; the cluster needs `ceph: true`); `pvc vm define` keeps it in `rbdlist`.
+   */
+  rbd?: RbdGuestOptions;
+}
+
+/** The marker a guest of {@link placeGuestsOn} with `rbd` writes. */
+export const rbdMarker = (o: RbdGuestOptions, g: Guest): string => `${o.marker}-${g.name}`;
+
+async function guestXml(fc: FailoverCluster, host: ClusterHost, g: Guest, rbd: RbdGuestOptions | undefined): Promise<string> {
+  const base = { uuid: g.uuid, memoryMiB: g.memoryMiB };
+  if (!rbd) return fc.cluster.guest.domainXml(g.name, base);
+  const ceph = fc.cluster.ceph;
+  if (!ceph) throw new Error(`guest ${g.name}: an RBD disk needs a cluster with ceph: true`);
+  const made = await host.exec('rbd', ['create', '--size', String(rbd.sizeMiB ?? 64), `${ceph.pool}/${g.name}`]);
+  if (made.exitCode !== 0) throw new Error(`rbd create ${ceph.pool}/${g.name} on ${host.name}: ${made.stderr.trim()}`);
+  return fc.cluster.guest.domainXml(g.name, {
+    ...base, disks: [{ pool: ceph.pool, image: g.name }], cmdline: `pvc.disk=/dev/vda pvc.marker=write:${rbdMarker(rbd, g)}`,
+  });
+}
+
+/** {@link placeGuests} on `host`, numbering the guests from `opts.first` (names `fvm<n>`); with `opts.rbd` each has an RBD disk. */
+export async function placeGuestsOn(fc: FailoverCluster, host: ClusterHost, memories: readonly number[], opts: PlaceOptions | number = {}): Promise<Guest[]> {
+  const o = typeof opts === 'number' ? { first: opts } : opts;
+  const first = o.first ?? 1;
   const guests = memories.map((memoryMiB, i) => ({ name: `fvm${first + i}`, uuid: uuidOf(first + i), memoryMiB }));
   for (const g of guests) {
-    await fc.cli.define(fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: g.memoryMiB }), host.name);
+    await fc.cli.define(await guestXml(fc, host, g, o.rbd), host.name);
     await fc.cli.ok('vm', 'start', g.name);
   }
   await waitFor(`${guests.length} guest(s) running on ${host.name}`, 120_000, async () => {

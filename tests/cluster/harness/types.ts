@@ -1,5 +1,6 @@
 import type { ExecOptions, ExecResult } from '@pvc/runtime';
 import type { CephCluster } from './ceph.js';
+import type { GuestDisk } from '../../support/guest/domain-xml.js';
 
 /** The four networks every host is attached to. `ipmi` carries only the BMCs (never cut). */
 export type NetworkName = 'cluster' | 'storage' | 'upstream' | 'ipmi';
@@ -170,7 +171,9 @@ export interface DomainXmlOptions {
   uuid?: string;
   /** virtio NICs as ports of host bridges: `<interface type='bridge'>` with `<source bridge>`, `<mac>`, virtio model. */
   interfaces?: readonly { bridge: string; mac: string }[];
-  /** Appended to the kernel command line: `pvc.net=dhcp`, `pvc.ping=<ip>[,<ip>]`, `pvc.renew=<s>` (see tests/support/guest/init.sh). */
+  /** Raw RBD disks on virtio (vda, vdb, …): `<disk type='network'>` rbd sources; QEMU reads /etc/ceph/ceph.conf of the host (clusters with `ceph: true`). */
+  disks?: readonly GuestDisk[];
+  /** Appended to the kernel command line: `pvc.net=dhcp`, `pvc.ping=<ip>[,<ip>]`, `pvc.renew=<s>`, `pvc.disk=/dev/vda`, `pvc.marker=write:<text>`, `pvc.diskwrite=<s>` (see tests/support/guest/init.sh). */
   cmdline?: string;
 }
 
