@@ -146,6 +146,12 @@ describe('pvc binary', () => {
     const r = await pvc(['storage', 'pool', 'remove', 'vms'], env);
     assert.equal(r.code, 2);
     assert.equal(r.stderr, 'pvc: pool remove deletes pool "vms" with all its volumes and snapshots: add --yes to confirm\n');
+    // `pvc storage snapshot` is `pvc storage volume snapshot` one level up: the same guard.
+    for (const args of [['storage', 'volume', 'snapshot', 'remove', 'vms', 'a', 'b'], ['storage', 'snapshot', 'remove', 'vms', 'a', 'b']]) {
+      const s = await pvc(args, env);
+      assert.equal(s.code, 2, args.join(' '));
+      assert.equal(s.stderr, 'pvc: snapshot remove deletes snapshot "vms/a@b": add --yes to confirm\n');
+    }
   });
 });
 

@@ -57,8 +57,12 @@ export function registerVolume(group: Command, ctx: CliContext): void {
   registerSnapshot(volume, ctx);
 }
 
-function registerSnapshot(volume: Command, ctx: CliContext): void {
-  const snapshot = volume.command('snapshot').description('RBD snapshots of a volume: add, remove, rollback, list');
+/**
+ * `snapshot add|remove|rollback|list` under `parent`: `pvc storage volume snapshot …` (the original's
+ * place) and `pvc storage snapshot …` (the same commands, shorter).
+ */
+export function registerSnapshot(parent: Command, ctx: CliContext): void {
+  const snapshot = parent.command('snapshot').description('RBD snapshots of a volume: add, remove, rollback, list');
   const args = (pool: string, vol: string, name: string) => ({ pool: nameArg('pool', pool), volume: nameArg('volume', vol), snapshot: nameArg('snapshot', name) });
   changeOptions(snapshot.command('add <pool> <volume> <name>')
     .summary('take a snapshot of an RBD volume')

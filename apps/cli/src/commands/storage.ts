@@ -5,7 +5,7 @@ import { refused, usage } from '../errors.js';
 import { showCephText, showOsdList, showPoolList } from '../ops/storage-show.js';
 import { formatOf, formatOption, notYetGroup } from './common.js';
 import { CARRIED_OUT, changeOptions, confirm, countArg, nameArg, runChange, type ChangeOpts } from './storage-common.js';
-import { registerVolume } from './storage-volume.js';
+import { registerSnapshot, registerVolume } from './storage-volume.js';
 
 const NOT_YET = 'not available yet: cephd does not carry it out in this release';
 
@@ -35,6 +35,7 @@ export function registerStorage(program: Command, ctx: CliContext): void {
   }
   registerPool(group, ctx);
   registerVolume(group, ctx);
+  registerSnapshot(group, ctx);
 }
 
 /** `--replcfg copies=N,mincopies=M` (the original's form). */
