@@ -37,7 +37,7 @@ import { procHostStats } from '../apps/keepaliled/src/host/host-stats.js';
 import { FakePeers } from '../apps/keepaliled/src/testing/fakes.js';
 import { CephHost } from '../tests/integration/ceph/ceph-host.js';
 import { bridgePortIntoNamespace } from '../tests/integration/ceph/ns-bridge.js';
-import { run } from '../tests/integration/ceph/run.js';
+import { pidsOf } from '../tests/integration/ceph/run.js';
 import { startService } from '../tests/integration/services/service-process.js';
 import { waitUntil } from '../tests/support/wait.js';
 import { ZkTestServer } from '../tests/support/zk-server.js';
@@ -61,16 +61,6 @@ function cpuSeconds(pid: number): number {
   return [11, 12, 13, 14].reduce((s, i) => s + Number(fields[i] ?? 0), 0) / CLK_TCK;
 }
 
-async function pidsOf(ns: string, comm: string): Promise<number[]> {
-  const r = await run('ip', ['netns', 'pids', ns], { timeoutMs: 5_000 });
-  return r.stdout.split(/\s+/).filter(Boolean).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
-    } catch {
-      return false;
-    }
-  });
-}
 
 interface Phase {
   name: string;

@@ -108,7 +108,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function parseObject(raw: string, key: string, format: string): Record<string, unknown> {
+/** `raw` as a JSON object; anything else (bad JSON, an array, a scalar) is a {@link ZkDataError} naming `key` and `format`. */
+export function parseJsonObject(raw: string, key: string, format: string): Record<string, unknown> {
   let v: unknown;
   try {
     v = JSON.parse(raw);
@@ -124,7 +125,7 @@ function objectCodec<T>(format: string, check: (v: Record<string, unknown>) => b
     format,
     encode: (v) => JSON.stringify(v),
     decode: (raw, key) => {
-      const v = parseObject(raw, key, format);
+      const v = parseJsonObject(raw, key, format);
       if (!check(v)) throw new ZkDataError(key, raw, format);
       return v as T;
     },

@@ -20,6 +20,7 @@ import { ZkDataError } from './errors.js';
 import { keySpec, type KeySpec } from './key-spec.js';
 import { segment } from './schema.js';
 import { POOL_TIERS, type PoolTier } from './ceph-keys.js';
+import { parseJsonObject } from './ceph-stats.js';
 
 /** `/cmd` and `/cmd/ceph` (ours). */
 export const STORAGE_REQUEST_ROOTS = { cmd: '/cmd', requests: '/cmd/ceph' } as const;
@@ -123,16 +124,6 @@ function field(kind: FieldKind, name: string, v: unknown): string | undefined {
   }
 }
 
-function parseObject(raw: string, key: string, format: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    throw new ZkDataError(key, raw, format);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ZkDataError(key, raw, format);
-  return v as Record<string, unknown>;
-}
 
 /** A request that is JSON but not a request: names the first thing wrong. */
 export class StorageRequestError extends ZkDataError {
@@ -142,7 +133,7 @@ export class StorageRequestError extends ZkDataError {
 }
 
 function decodeRequest(raw: string, key: string): StorageRequestRecord {
-  const o = parseObject(raw, key, 'a storage request (JSON object)');
+  const o = parseJsonObject(raw, key, 'a storage request (JSON object)');
   const bad = (problem: string): never => {
     throw new StorageRequestError(key, raw, problem);
   };
@@ -180,7 +171,7 @@ export const storageClaimJson: Codec<StorageClaim> = {
   format: 'a storage request claim',
   encode: (c) => JSON.stringify({ node: c.node, started_ms: c.startedMs }),
   decode: (raw, key) => {
-    const o = parseObject(raw, key, 'a storage request claim');
+    const o = parseJsonObject(raw, key, 'a storage request claim');
     if (typeof o.node !== 'string' || !Number.isSafeInteger(o.started_ms)) throw new ZkDataError(key, raw, 'a storage request claim');
     return { node: o.node, startedMs: o.started_ms as number };
   },
@@ -191,7 +182,7 @@ export const storageAnswerJson: Codec<StorageAnswer> = {
   format: 'a storage request answer',
   encode: (a) => JSON.stringify({ ok: a.ok, message: a.message, node: a.node, finished_ms: a.finishedMs }),
   decode: (raw, key) => {
-    const o = parseObject(raw, key, 'a storage request answer');
+    const o = parseJsonObject(raw, key, 'a storage request answer');
     if (typeof o.ok !== 'boolean' || typeof o.message !== 'string' || typeof o.node !== 'string' || !Number.isSafeInteger(o.finished_ms)) {
       throw new ZkDataError(key, raw, 'a storage request answer');
     }

@@ -9,7 +9,6 @@
 // brings them back. Keepalive interval 5 s (the default), so each wait is a few passes long.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { CEPHD, PRIMARY_ROLE, rpcClient, type CephdApi, type PrimaryRoleApi, type RpcClient } from '@pvc/rpc';
 import { realClock } from '@pvc/runtime';
 import {
@@ -19,20 +18,9 @@ import { waitUntil } from '../../support/wait.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 import { logLines, startService, type ServiceProcess } from '../services/service-process.js';
 import { CephHost } from './ceph-host.js';
-import { run } from './run.js';
+import { pidsOf } from './run.js';
 import { bridgePortIntoNamespace, type NsBridge } from './ns-bridge.js';
 
-/** The pids of `comm` in namespace `ns`. */
-async function pidsOf(ns: string, comm: string): Promise<number[]> {
-  const r = await run('ip', ['netns', 'pids', ns], { timeoutMs: 5_000 });
-  return r.stdout.split(/\s+/).filter(Boolean).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
-    } catch {
-      return false;
-    }
-  });
-}
 
 describe('storage stats from a real one-host Ceph, written by the real cephd', () => {
   let ceph: CephHost;
