@@ -44,9 +44,36 @@ export async function runningOn(h: ClusterHost): Promise<string[]> {
   return r.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
 }
 
-/** Defines the guest on `host` and starts it (`pvc vm define --target`, `pvc vm start --wait`); waits for it to run there and tick. */
-export async function placeGuest(fc: FailoverCluster, host: ClusterHost, name = 'mvm1', uuid = 'e0000000-0000-4000-8000-000000000001'): Promise<MigGuest> {
-  await fc.cli.define(fc.cluster.guest.domainXml(name, { uuid, memoryMiB: 96 }), host.name);
+/** An RBD disk for {@link placeGuest}'s guest: a new image `<pool>/<name>` (the cluster needs `ceph: true`). */
+export interface MigRbdDisk {
+  /** Written at offset 0 once booted (`pvc.marker=write:<marker>`). */
+  marker: string;
+  /** `pvc.diskwrite=<s>`: the guest writes a counter every s seconds and prints `disk write <n> ok|fail`. */
+  diskWriteS?: number;
+  /** Image size, MiB (default 64). */
+  sizeMiB?: number;
+}
+
+async function guestXml(fc: FailoverCluster, host: ClusterHost, name: string, uuid: string, rbd: MigRbdDisk | undefined): Promise<string> {
+  if (!rbd) return fc.cluster.guest.domainXml(name, { uuid, memoryMiB: 96 });
+  const ceph = fc.cluster.ceph;
+  if (!ceph) throw new Error(`guest ${name}: an RBD disk needs a cluster with ceph: true`);
+  const made = await host.exec('rbd', ['create', '--size', String(rbd.sizeMiB ?? 64), `${ceph.pool}/${name}`]);
+  if (made.exitCode !== 0) throw new Error(`rbd create ${ceph.pool}/${name} on ${host.name}: ${made.stderr.trim()}`);
+  const write = rbd.diskWriteS === undefined ? '' : ` pvc.diskwrite=${rbd.diskWriteS}`;
+  return fc.cluster.guest.domainXml(name, {
+    uuid, memoryMiB: 96, disks: [{ pool: ceph.pool, image: name }], cmdline: `pvc.disk=/dev/vda pvc.marker=write:${rbd.marker}${write}`,
+  });
+}
+
+/**
+ * Defines the guest on `host` and starts it (`pvc vm define --target`, `pvc vm start --wait`); waits for it to run there and tick.
+ * Diskless unless `opts.rbd` gives it a raw virtio disk on its own new RBD image.
+ */
+export async function placeGuest(
+  fc: FailoverCluster, host: ClusterHost, name = 'mvm1', uuid = 'e0000000-0000-4000-8000-000000000001', opts: { rbd?: MigRbdDisk } = {},
+): Promise<MigGuest> {
+  await fc.cli.define(await guestXml(fc, host, name, uuid, opts.rbd), host.name);
   await fc.cli.ok('vm', 'start', name, '--wait', '--wait-timeout', '120');
   await waitFor(`${name} running on ${host.name}`, 120_000, async () => ((await runningOn(host)).includes(uuid) ? true : undefined), 250);
   const log = fc.cluster.guest.consoleLog(name);
