@@ -14,7 +14,7 @@ import { cephdPrimaryDuties } from './duties.js';
 import { createCephCli } from './host/ceph-cli.js';
 import { RBD_COMMAND_TIMEOUT_MS } from './lock-flush.js';
 import { OwnOsds } from './own-osds.js';
-import { CephStatsDuty, statsCommandTimeoutMs } from './stats/duty.js';
+import { CephStatsDuty, statsCommandTimeoutMs, statsPeriodMs } from './stats/duty.js';
 import { StorageRequests } from './storage/requests.js';
 import { PrimaryRole } from '@pvc/rpc';
 
@@ -31,7 +31,7 @@ const REQUEST_TIMEOUTS = { timeoutMs: 60_000, longTimeoutMs: 30 * 60_000, zkTime
  */
 function storageParts(config: Config, zk: ZkClient, exec: Exec, logger: Logger): { stats: CephStatsDuty; requests: StorageRequests; ownOsds: OwnOsds } {
   const cli = createCephCli(exec);
-  const intervalMs = config.system.fencing.intervals.keepalive_interval * 1000;
+  const intervalMs = statsPeriodMs(config.system.fencing.intervals.keepalive_interval * 1000);
   const commandTimeoutMs = statsCommandTimeoutMs(intervalMs);
   const common = { zk, cli, clock: realClock, node: config.node, commandTimeoutMs, zkTimeoutMs: STATS_ZK_TIMEOUT_MS };
   return {

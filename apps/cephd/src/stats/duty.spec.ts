@@ -6,7 +6,7 @@ import { OSD_STATS_FIELDS, POOL_STATS_FIELDS } from '@pvc/zk';
 import { Cephd } from '../cephd.js';
 import { cephdPrimaryDuties } from '../duties.js';
 import { createCephCli } from '../host/ceph-cli.js';
-import { CephStatsDuty, statsCommandTimeoutMs } from './duty.js';
+import { CephStatsDuty, statsCommandTimeoutMs, statsPeriodMs } from './duty.js';
 import * as F from './testing/fixtures.js';
 import { COMMAND_TIMEOUT_MS, hang, INTERVAL_MS, statsRig, type StatsRig } from './testing/rig.js';
 
@@ -28,6 +28,9 @@ test('command deadline: 3 s at the default 5 s interval, never under 1 s', () =>
   assert.equal(statsCommandTimeoutMs(10_000), 3_000);
   assert.equal(statsCommandTimeoutMs(4_000), 2_000);
   assert.equal(statsCommandTimeoutMs(1_000), 1_000);
+  // Passes at least 5 s apart, so a 1-s keepalive still gives each command 3 s.
+  assert.deepEqual([1_000, 5_000, 10_000].map(statsPeriodMs), [5_000, 5_000, 10_000]);
+  assert.equal(statsCommandTimeoutMs(statsPeriodMs(1_000)), 3_000);
 });
 
 test("healthy Ceph: the takeover pass writes /ceph, health, util, pool and OSD stats with the original's fields, and a fresh state", async () => {

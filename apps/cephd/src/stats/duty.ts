@@ -1,6 +1,7 @@
 /**
  * The primary duty "ceph-stats": while this node is primary, a storage stats pass ({@link statsPass})
- * at takeover and then every keepalive interval (the original's primary keepalive Ceph thread).
+ * at takeover and then every keepalive interval, at least 5 s apart ({@link statsPeriodMs}; the
+ * original's primary keepalive Ceph thread).
  *
  * Contract:
  * - Bounded: a pass is bounded by the Ceph command deadline plus the Zookeeper deadlines; a pass
@@ -23,20 +24,31 @@ export interface CephStatsDeps extends StatsPassDeps {
   node: string;
   clock: Clock;
   logger: Logger;
-  /** `keepalive_interval`, ms. */
+  /** Time between passes, ms: {@link statsPeriodMs} of `keepalive_interval`. */
   intervalMs: number;
 }
 
 /**
- * Deadline of each Ceph command of a pass, from the keepalive interval: 3 s at the default 5 s,
- * never under 1 s. The original's librados calls have 1 s; ours start a `ceph` process (Python),
+ * How often a pass runs: every keepalive interval, but at least 5 s apart. A pass starts ~5 `ceph`
+ * processes (Python; 0.25–0.5 CPU-s each here), so at the test cluster's 1-s keepalive it would
+ * take most of two cores and, under that load, never finish within its deadline (seen on the
+ * 3-host cluster: every command timed out at 1 s and the stats stayed empty). The original's
+ * librados thread was cheap enough to run at any interval; ours is not (see docs/netd-cephd.md).
+ */
+export function statsPeriodMs(keepaliveIntervalMs: number): number {
+  return Math.max(keepaliveIntervalMs, 5_000);
+}
+
+/**
+ * Deadline of each Ceph command of a pass, from the pass period ({@link statsPeriodMs}): 3 s at
+ * 5 s and more, never under 1 s. The original's librados calls have 1 s; ours start a `ceph` process (Python),
  * which needs 0.25–0.5 s of CPU before it even connects on these 2-core machines (measured with the
  * one-host Ceph: 250–470 ms a command idle, 0.8–1.5 s for the eight of a pass at once), so 1 s
  * would mark the stats stale whenever the machine is busy. The commands run in parallel, so a pass
  * stays within this bound plus its Zookeeper writes, under the interval.
  */
-export function statsCommandTimeoutMs(intervalMs: number): number {
-  return Math.min(3_000, Math.max(1_000, intervalMs - 2_000));
+export function statsCommandTimeoutMs(periodMs: number): number {
+  return Math.min(3_000, Math.max(1_000, periodMs - 2_000));
 }
 
 /** The stats pass as a {@link PrimaryDuty}; see the module comment. */
