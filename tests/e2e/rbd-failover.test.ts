@@ -46,6 +46,30 @@ describe('a guest with an RBD disk survives the death of its host [root only]', 
     await fc?.close();
   });
 
+  it('pvc storage through the primary\'s cephd: each node\'s OSD object, status, a pool and a volume made and removed', async () => {
+    const cli = fc!.cli;
+    type Osd = { id: string; node: string; stats: { up?: number; in?: number } | null };
+    const osds = await waitUntil(async () => JSON.parse(await cli.ok('storage', 'osd', 'list', '-f', 'json')) as Osd[], {
+      what: 'three OSDs in pvc storage osd list, one per node, up and in', timeoutMs: 60_000, intervalMs: 500,
+      until: (o) => o.length === 3 && o.every((x) => x.stats?.up === 1 && x.stats.in === 1),
+    });
+    assert.deepEqual(osds.map((o) => o.node).sort(), ['hv1', 'hv2', 'hv3']);
+    const status = JSON.parse(await cli.ok('storage', 'status', '-f', 'json')) as { ceph_data: string };
+    assert.match(status.ceph_data, /health: HEALTH_OK/);
+    const t0 = Date.now();
+    await cli.ok('storage', 'pool', 'add', 'e2e', '16');
+    await cli.ok('storage', 'volume', 'add', 'e2e', 'scratch', '32M');
+    log(`pvc storage pool add + volume add on the cluster: ${Date.now() - t0} ms`);
+    const vols = JSON.parse(await cli.ok('storage', 'volume', 'list', '-p', 'e2e', '-f', 'json')) as { name: string; stats: { size?: number } | null }[];
+    assert.deepEqual(vols.map((v) => [v.name, v.stats?.size]), [['scratch', 32 * 1024 * 1024]]);
+    const info = await fc!.cluster.host('hv2').exec('rbd', ['info', '--format', 'json', 'e2e/scratch']);
+    assert.equal((JSON.parse(info.stdout) as { size: number }).size, 32 * 1024 * 1024, 'the volume is in Ceph');
+    await cli.ok('storage', 'pool', 'remove', 'e2e', '--yes');
+    assert.deepEqual(JSON.parse(await cli.ok('storage', 'pool', 'list', 'e2e', '-f', 'json')), []);
+    const pools = await fc!.cluster.host('hv2').exec('ceph', ['osd', 'pool', 'ls']);
+    assert.ok(!pools.stdout.split('\n').includes('e2e'), `pool e2e still in Ceph: ${pools.stdout}`);
+  });
+
   it('the guest starts on hv3 with its image in rbdlist and writes its marker onto Ceph', async () => {
     guest = (await placeGuests(fc!, [96], { rbd: RBD }))[0]!;
     const marker = rbdMarker(RBD, guest);
@@ -92,6 +116,16 @@ describe('a guest with an RBD disk survives the death of its host [root only]', 
       return JSON.parse(l.stdout || '[]') as { locker: string; address: string }[];
     }, { what: `one lock on vms/${guest.name}`, until: (l) => l.length === 1, timeoutMs: 15_000, intervalMs: 250 });
     assert.match(locks[0]!.address, new RegExp(`^${host.storageIp.replace(/\./g, '\\.')}:`));
+  });
+
+  it('the dead host\'s OSD shows as a stored Ceph fault (CEPH_WARN_OSD_DOWN) in pvc cluster status', async () => {
+    type Status = { faults: { id: string; delta: number; message: string }[] };
+    const st = await waitUntil(async () => JSON.parse(await fc!.cli.ok('cluster', 'status', '-f', 'json')) as Status, {
+      what: 'CEPH_WARN_OSD_DOWN in pvc cluster status', until: (x) => x.faults.some((f) => f.id === 'CEPH_WARN_OSD_DOWN'), timeoutMs: 30_000, intervalMs: 500,
+    });
+    const f = st.faults.find((x) => x.id === 'CEPH_WARN_OSD_DOWN')!;
+    log(`fault ${f.id} (${f.delta}): ${f.message}`);
+    assert.equal(f.delta, 10);
   });
 
   it('hv3 comes back: the guest is not started twice; no two QEMUs ever had the image open', async () => {
