@@ -107,7 +107,7 @@ function held(image: string, lock: RbdLock): HeldLock {
  * Images flushed at once: fence recovery asks for every image of a dead node's VMs in one call, and
  * each image is a few `rbd` processes (~0.1-0.2 s each to start here, mostly waiting on Ceph).
  */
-export const FLUSH_PARALLEL_IMAGES = 8;
+export const FLUSH_PARALLEL_IMAGES = 4;
 
 /**
  * Flushes the locks of the images, up to {@link FLUSH_PARALLEL_IMAGES} at once, as `opts.mode` allows; results in input order. Never rejects: per-image failures
