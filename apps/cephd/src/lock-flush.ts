@@ -11,6 +11,7 @@
  * Each image is handled on its own: a failure is reported for that image and the others go on.
  */
 import { describeError, mapLimit, PvcError, type Exec, type Logger } from '@pvc/runtime';
+import { cephReason } from './host/ceph-cli.js';
 import { heldFrom, LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
 
 export { LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
@@ -56,18 +57,9 @@ export const RBD_COMMAND_TIMEOUT_MS = 10_000;
 /** `pool/volume`, each part a plain RADOS/RBD name; never an option (`-…`) or a snapshot (`@`). */
 const IMAGE_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.+-]*\/[A-Za-z0-9_.][A-Za-z0-9_.+-]*$/;
 
-/**
- * The line of rbd's stderr that says why: its own last `rbd: …` line, else the last line. librados
- * logs from other threads interleave with it in no fixed order, so "the last line" alone is not stable.
- */
-export function rbdReason(stderr: string, exitCode: number): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
-  return [...lines].reverse().find((l) => l.startsWith('rbd:')) ?? lines.at(-1) ?? `exit ${exitCode}`;
-}
-
 async function rbd(deps: LockFlushDeps, args: string[]): Promise<string> {
   const r = await deps.exec.run('rbd', args, { timeoutMs: deps.commandTimeoutMs, signal: deps.signal });
-  if (r.exitCode !== 0) throw new LockFlushError(`rbd ${args[0]} ${args[1]} failed: ${rbdReason(r.stderr, r.exitCode)}`);
+  if (r.exitCode !== 0) throw new LockFlushError(`rbd ${args[0]} ${args[1]} failed: ${cephReason('rbd', r.stderr, r.exitCode)}`);
   return r.stdout;
 }
 

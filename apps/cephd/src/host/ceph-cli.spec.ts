@@ -27,6 +27,13 @@ test('ceph "Error EXXX:" lines are the reason; without any line, the exit code',
   assert.equal(cephReason('rados', 'a\nlast line\n', 1), 'last line');
 });
 
+test('a log line inside the tool\'s own line (seen on Ceph 16 under load) is taken out and the line joined again', () => {
+  const log = '2026-11-26T18:38:01.123+0000 7f1d245c4380 -1 librbd: Could not tell if xxx already exists\n';
+  assert.equal(cephReason('rbd', `rbd: create error: ${log}(36) File name too long\n`, 36), 'rbd: create error: (36) File name too long');
+  // Only log lines: the last of them.
+  assert.equal(cephReason('rbd', log, 1), log.trim());
+});
+
 test('a log line glued to the tool\'s own line (no newline between) is cut off', () => {
   const stderr = 'rbd: create error: (36) File name too long2026-11-26T17:09:24.208+0000 7f1d245c4380 -1 librbd: Could not tell if xxx already exists\n';
   assert.equal(cephReason('rbd', stderr, 36), 'rbd: create error: (36) File name too long');

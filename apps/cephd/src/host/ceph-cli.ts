@@ -47,20 +47,25 @@ export class CephOutputError extends PvcError {
   }
 }
 
-/** The time stamp that starts each librados/librbd log line. */
-const LOG_STAMP = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+[+-]\d{4} [0-9a-f]+ )/g;
+/**
+ * A whole librados/librbd log line: its time stamp and thread id up to its newline. Each is one
+ * write, but it lands anywhere in the tool's own output, even in the middle of its line.
+ */
+const LOG_LINE = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+[+-]\d{4} [0-9a-f]+ [^\n]*(\n|$)/g;
 
 /**
  * The line of a Ceph tool's stderr that says why: its own last `<tool>: …` line or a line starting
  * with `Error ` (what `ceph` prints, e.g. `Error EEXIST: pool 'x' already exists`), else the last
- * line. librados logs from other threads interleave with it in no fixed order.
+ * line. The log lines of other threads are taken out first, wherever they landed (seen: glued to
+ * the end of `rbd: create error: (36) File name too long`, and between `rbd: create error: ` and
+ * `(36) File name too long`), so the tool's own line is whole again.
  */
 export function cephReason(tool: CephTool, stderr: string, exitCode: number): string {
-  // A log line of another thread can start right after the tool's own text, with no newline
-  // between them (seen: `rbd: create error: (36) File name too long2026-11-26T17:09:24.208+0000 …`).
-  const lines = stderr.replace(LOG_STAMP, '\n$1').split('\n').map((l) => l.trim()).filter((l) => l !== '');
-  const own = [...lines].reverse().find((l) => l.startsWith(`${tool}:`) || /^Error [A-Z]+/.test(l));
-  return own ?? lines.at(-1) ?? `exit ${exitCode}`;
+  const own = stderr.replace(LOG_LINE, '');
+  const lines = own.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const found = [...lines].reverse().find((l) => l.startsWith(`${tool}:`) || /^Error [A-Z]+/.test(l));
+  const all = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  return found ?? lines.at(-1) ?? all.at(-1) ?? `exit ${exitCode}`;
 }
 
 /** The real adapter over Exec. `env` (e.g. `CEPH_CONF`) is passed to every command. */
