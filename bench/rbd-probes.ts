@@ -4,11 +4,9 @@
  * failover runs, and cephd's lock-flush lines (`RBD lock flush`, `removed RBD lock`) from every
  * host's pvc log directory.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { realClock } from '@pvc/runtime';
 import { waitFor, type Cluster, type ClusterHost } from '../tests/cluster/harness/index.js';
-import { pvcDirs } from '../tests/cluster/pvc-node.js';
+import { serviceLines, type ServiceLine } from '../tests/cluster/failover-logs.js';
 import { consoleDisk, consoleSize } from '../tests/support/guest/console.js';
 
 /** A guest as the probes need it. */
@@ -65,35 +63,6 @@ export class MarkerBootSampler {
   }
 }
 
-/** One pino JSON line of a pvc service's log. */
-export interface ServiceLine {
-  at: number;
-  host: string;
-  msg: string;
-  o: Record<string, unknown>;
-}
-
-/** `<service>.log` lines of `hosts` since `since` (epoch ms) whose msg is in `msgs`, in time order. */
-export function serviceLines(hosts: readonly ClusterHost[], service: string, msgs: readonly string[], since: number): ServiceLine[] {
-  const out: ServiceLine[] = [];
-  for (const h of hosts) {
-    const file = join(pvcDirs(h).log, `${service}.log`);
-    if (!existsSync(file)) continue;
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (!line.startsWith('{')) continue;
-      let o: Record<string, unknown>;
-      try {
-        o = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      const msg = String(o.msg ?? '');
-      const at = typeof o.time === 'number' ? o.time : Date.parse(String(o.time));
-      if (msgs.includes(msg) && at >= since) out.push({ at, host: h.name, msg, o });
-    }
-  }
-  return out.sort((a, b) => a.at - b.at);
-}
 
 /** cephd's lock-flush lines after a failure: the fence recovery's `force` flush and the targets' `own` flushes before start. */
 export interface LockFlushes {

@@ -52,9 +52,22 @@ function describe(line: Record<string, unknown>): string {
 
 /** The fence-related keepaliled log lines of `hosts` since `since` (epoch ms), in time order. */
 export function keepaliledEvents(hosts: readonly ClusterHost[], since: number): LogEvent[] {
-  const out: LogEvent[] = [];
+  return serviceLines(hosts, 'keepaliled', [...FENCE_MESSAGES], since).map((l) => ({ at: l.at, host: l.host, msg: l.msg, detail: describe(l.o) }));
+}
+
+/** One pino JSON line of a pvc service's log. */
+export interface ServiceLine {
+  at: number;
+  host: string;
+  msg: string;
+  o: Record<string, unknown>;
+}
+
+/** `<service>.log` lines of `hosts` since `since` (epoch ms) whose msg is in `msgs`, in time order. */
+export function serviceLines(hosts: readonly ClusterHost[], service: string, msgs: readonly string[], since: number): ServiceLine[] {
+  const out: ServiceLine[] = [];
   for (const h of hosts) {
-    const file = join(pvcDirs(h).log, 'keepaliled.log');
+    const file = join(pvcDirs(h).log, `${service}.log`);
     if (!existsSync(file)) continue;
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (!line.startsWith('{')) continue;
@@ -66,8 +79,7 @@ export function keepaliledEvents(hosts: readonly ClusterHost[], since: number): 
       }
       const msg = String(o.msg ?? '');
       const at = typeof o.time === 'number' ? o.time : Date.parse(String(o.time));
-      if (!FENCE_MESSAGES.has(msg) || !(at >= since)) continue;
-      out.push({ at, host: h.name, msg, detail: describe(o) });
+      if (msgs.includes(msg) && at >= since) out.push({ at, host: h.name, msg, o });
     }
   }
   return out.sort((a, b) => a.at - b.at);
