@@ -1,10 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDomainXml } from '../../apps/cli/src/ops/domain-xml.js';
 import { consoleDisk, guestDomainXml, resolveDiskModules } from '../support/guest/index.js';
+import { fakeModulesDir } from '../support/guest/modules-fixture.js';
 
 // Pure parts of the test guest's RBD disk: the domain XML, the disk modules, the console lines.
 describe('test guest with an RBD disk (pure)', () => {
@@ -45,20 +46,13 @@ describe('test guest with an RBD disk (pure)', () => {
   });
 
   it('finds the virtio disk modules through modules.dep, dependencies first; says why when it cannot', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pvc-mods-'));
+    const dir = fakeModulesDir([
+      'kernel/drivers/virtio/virtio_ring.ko:',
+      'kernel/drivers/virtio/virtio.ko: kernel/drivers/virtio/virtio_ring.ko',
+      'kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
+      'kernel/drivers/block/virtio_blk.ko.xz: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
+    ]);
     try {
-      const dep = [
-        'kernel/drivers/virtio/virtio_ring.ko:',
-        'kernel/drivers/virtio/virtio.ko: kernel/drivers/virtio/virtio_ring.ko',
-        'kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
-        'kernel/drivers/block/virtio_blk.ko.xz: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
-      ];
-      writeFileSync(join(dir, 'modules.dep'), `${dep.join('\n')}\n`);
-      for (const l of dep) {
-        const f = join(dir, l.split(':')[0]!);
-        mkdirSync(join(f, '..'), { recursive: true });
-        writeFileSync(f, 'x');
-      }
       const r = resolveDiskModules(dir);
       assert.ok('modules' in r, JSON.stringify(r));
       assert.deepEqual(r.modules.map((m) => [m.name, m.compression]), [['virtio_ring', 'none'], ['virtio', 'none'], ['virtio_pci', 'none'], ['virtio_blk', 'xz']]);

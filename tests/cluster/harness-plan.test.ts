@@ -11,6 +11,7 @@ import { guestDomainXml, resolveNetModules } from '../support/guest/index.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { waitUntil } from '../support/wait.js';
+import { fakeModulesDir } from '../support/guest/modules-fixture.js';
 import { cephMounts, clusterCephConf, unitServiceName } from './harness/ceph-plan.js';
 import { SH_DIR } from './harness/run.js';
 
@@ -86,21 +87,14 @@ describe('cluster harness plan and configs (pure)', () => {
   });
 
   it('finds the virtio NIC modules through modules.dep, dependencies first; says why when it cannot', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pvc-mods-'));
+    const dir = fakeModulesDir([
+      'kernel/drivers/virtio/virtio_ring.ko:',
+      'kernel/drivers/virtio/virtio.ko: kernel/drivers/virtio/virtio_ring.ko',
+      'kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
+      'kernel/net/core/failover.ko.xz:',
+      'kernel/drivers/net/virtio_net.ko: kernel/net/core/failover.ko.xz kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
+    ]);
     try {
-      const dep = [
-        'kernel/drivers/virtio/virtio_ring.ko:',
-        'kernel/drivers/virtio/virtio.ko: kernel/drivers/virtio/virtio_ring.ko',
-        'kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
-        'kernel/net/core/failover.ko.xz:',
-        'kernel/drivers/net/virtio_net.ko: kernel/net/core/failover.ko.xz kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko',
-      ];
-      writeFileSync(join(dir, 'modules.dep'), `${dep.join('\n')}\n`);
-      for (const l of dep) {
-        const f = join(dir, l.split(':')[0]!);
-        mkdirSync(join(f, '..'), { recursive: true });
-        writeFileSync(f, 'x');
-      }
       const r = resolveNetModules(dir);
       assert.ok('modules' in r);
       assert.deepEqual(r.modules.map((m) => m.name), ['virtio_ring', 'virtio', 'virtio_pci', 'failover', 'virtio_net']);
