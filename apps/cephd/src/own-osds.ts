@@ -11,7 +11,7 @@
  * bluestore block (`/dev/<devices>` for a block device, the file's path for a file OSD),
  * `db_device` the dedicated DB device or `""`, `lvm`, `lvm/vg`, `lvm/lv` are `""`.
  */
-import { describeError, type Clock, type Logger } from '@pvc/runtime';
+import { describeError, retryUntilDone, type Clock, type Logger } from '@pvc/runtime';
 import { codec, isZkError, osdKeys, paths, readKey, type ObjectEntry, type WritePair, type ZkClient } from '@pvc/zk';
 import type { CephCli } from './host/ceph-cli.js';
 
@@ -132,24 +132,9 @@ export class OwnOsds {
     return true;
   }
 
-  /** Attempts at once, then every `retryMs` until one succeeds or `signal` aborts. */
-  async run(signal: AbortSignal): Promise<void> {
-    if (await this.attempt(signal)) return;
-    await new Promise<void>((resolve) => {
-      let busy = false;
-      const stop = this.deps.clock.every(this.deps.retryMs, () => {
-        if (busy) return;
-        busy = true;
-        void this.attempt(signal).then((done) => {
-          busy = false;
-          if (done) {
-            stop();
-            resolve();
-          }
-        });
-      }, signal);
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+  /** Attempts at once, then `retryMs` after each failed attempt, until one succeeds or `signal` aborts. */
+  run(signal: AbortSignal): Promise<void> {
+    return retryUntilDone(this.deps.clock, this.deps.retryMs, () => this.attempt(signal), signal);
   }
 
   private async attempt(signal: AbortSignal): Promise<boolean> {

@@ -1,6 +1,7 @@
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mapLimit } from './concurrency.js';
+import { mapLimit, retryUntilDone } from './concurrency.js';
+import { VirtualClock } from './clock.js';
 
 describe('mapLimit()', () => {
   it('keeps input order and never exceeds the limit', async () => {
@@ -17,4 +18,20 @@ describe('mapLimit()', () => {
     assert.equal(peak, 2);
   });
   it('an empty list', async () => assert.deepEqual(await mapLimit([], 8, () => Promise.resolve(1)), []));
+});
+
+test('retryUntilDone: at once, then everyMs after each failed attempt, until done; an abort ends it', async () => {
+  const clock = new VirtualClock(0);
+  const at: number[] = [];
+  const done = retryUntilDone(clock, 1_000, async () => (at.push(clock.now()), at.length === 3), new AbortController().signal);
+  await clock.advance(5_000);
+  await done;
+  assert.deepEqual(at, [0, 1_000, 2_000]);
+  const ac = new AbortController();
+  let tries = 0;
+  const never = retryUntilDone(clock, 1_000, async () => (tries++, false), ac.signal);
+  await clock.advance(2_500);
+  ac.abort();
+  await never;
+  assert.equal(tries, 3);
 });

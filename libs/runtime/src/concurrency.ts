@@ -34,3 +34,14 @@ export async function withinDeadline<T>(clock: Clock, p: Promise<T>, ms: number)
     timer.abort();
   }
 }
+
+/**
+ * Runs `attempt` at once and then again `everyMs` after each attempt that returned false, until one
+ * returns true or `signal` aborts. Never rejects: `attempt` reports its own failures (and returns
+ * false); an abort ends the wait. The one "retry until done" loop for services' start-up chores.
+ */
+export async function retryUntilDone(clock: Clock, everyMs: number, attempt: () => Promise<boolean>, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted && !(await attempt())) {
+    await clock.sleep(everyMs, signal).catch(() => undefined);
+  }
+}

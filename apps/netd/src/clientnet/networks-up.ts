@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { describeError, type Clock, type Logger } from '@pvc/runtime';
+import { describeError, retryUntilDone, type Clock, type Logger } from '@pvc/runtime';
 import { codec, nodeKeys, pair, readKeyIfExists, type ZkClient } from '@pvc/zk';
 import { bridgeOf, type DeviceAction, type ObservedLink } from './model.js';
 
@@ -79,10 +79,8 @@ export class NetworksUpPublisher {
   /**
    * {@link clear} until it succeeds, every `everyMs`, or until `signal` aborts. Never rejects.
    */
-  async clearUntilDone(clock: Clock, everyMs: number, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted && !(await this.clear(signal))) {
-      await clock.sleep(everyMs, signal).catch(() => undefined);
-    }
+  clearUntilDone(clock: Clock, everyMs: number, signal: AbortSignal): Promise<void> {
+    return retryUntilDone(clock, everyMs, () => this.clear(signal), signal);
   }
 
   private ok(): true {
