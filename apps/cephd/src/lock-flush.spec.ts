@@ -1,14 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger, ExecError, FakeExec, TimeoutError, type Logger } from '@pvc/runtime';
+import { captureLogger, ExecError, FakeExec, TimeoutError } from '@pvc/runtime';
 import { FLUSH_PARALLEL_IMAGES, flushLocks, type FlushMode } from './lock-flush.js';
 
-/** A logger whose JSON lines are kept in `lines`. */
-function logCapture(): { logger: Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const destination = { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) };
-  return { logger: createLogger({ service: 'cephd', node: 'hv1', debug: true, dates: false, destination }), lines };
-}
+const logCapture = () => captureLogger('cephd');
 
 const OWN = '10.254.0.1';
 const deps = (exec: FakeExec) => ({ exec, logger: logCapture().logger, commandTimeoutMs: 1234 });
@@ -223,12 +218,15 @@ test('malformed JSON and a foreign holder are each logged with the image and the
   assert.deepEqual(held?.held, [{ image: 'vms/b', lockId: 'auto 1', locker: 'client.9', address: '10.254.0.2:0/789' }]);
 });
 
-test('every rbd command gets the configured deadline', async () => {
+test('every rbd command gets the configured deadline and the quiet CEPH_ARGS', async () => {
   const exec = new FakeExec();
   const seen: (number | undefined)[] = [];
-  exec.on('rbd', (_c, opts) => (seen.push(opts.timeoutMs), { exitCode: 0, stdout: foreign, stderr: '' }));
+  const args: (string | undefined)[] = [];
+  exec.on('rbd', (_c, opts) => (seen.push(opts.timeoutMs), args.push(opts.env?.['CEPH_ARGS']), { exitCode: 0, stdout: foreign, stderr: '' }));
   await flushLocks(deps(exec), ['vms/a'], { mode: 'force', ownAddress: OWN });
   assert.deepEqual(seen, [1234, 1234]);
+  assert.equal(args.length, 2);
+  for (const a of args) assert.match(a ?? '', /--log_to_stderr=false --err_to_stderr=false$/);
 });
 
 test('flushLocks works on up to FLUSH_PARALLEL_IMAGES images at once', async () => {

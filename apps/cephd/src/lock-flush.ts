@@ -11,7 +11,7 @@
  * Each image is handled on its own: a failure is reported for that image and the others go on.
  */
 import { describeError, mapLimit, PvcError, type Exec, type Logger } from '@pvc/runtime';
-import { cephReason } from './host/ceph-cli.js';
+import { cephReason, cephToolEnv } from './host/ceph-cli.js';
 import { heldFrom, LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
 
 export { LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
@@ -58,7 +58,7 @@ export const RBD_COMMAND_TIMEOUT_MS = 10_000;
 const IMAGE_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.+-]*\/[A-Za-z0-9_.][A-Za-z0-9_.+-]*$/;
 
 async function rbd(deps: LockFlushDeps, args: string[]): Promise<string> {
-  const r = await deps.exec.run('rbd', args, { timeoutMs: deps.commandTimeoutMs, signal: deps.signal });
+  const r = await deps.exec.run('rbd', args, { timeoutMs: deps.commandTimeoutMs, signal: deps.signal, env: cephToolEnv() });
   if (r.exitCode !== 0) throw new LockFlushError(`rbd ${args[0]} ${args[1]} failed: ${cephReason('rbd', r.stderr, r.exitCode)}`);
   return r.stdout;
 }

@@ -1,4 +1,4 @@
-import { createLogger, VirtualClock, type Logger } from '@pvc/runtime';
+import { captureLogger as captureRuntimeLogger, createLogger, VirtualClock, type Logger } from '@pvc/runtime';
 import { newDomainObject, newNodeObject, paths, type ZkClient } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import { FakeHypervisor } from './host/fake-hypervisor.js';
@@ -10,11 +10,9 @@ export function testXml(name: string, uuid: string | undefined, memoryMiB = 128,
   return `<domain type='${type}'><name>${name}</name>${uuid ? `<uuid>${uuid}</uuid>` : ''}<memory unit='MiB'>${memoryMiB}</memory><vcpu>2</vcpu></domain>`;
 }
 
-/** A logger whose JSON lines are kept in `lines`. */
+/** A logger whose JSON lines are kept in `lines` (service vmd, node hv1). */
 export function captureLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const destination = { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) };
-  return { logger: createLogger({ service: 'vmd', node: 'hv1', debug: true, dates: false, destination }), lines };
+  return captureRuntimeLogger('vmd');
 }
 
 /** One vmd (reconciler) on hv1 against a fake ZK and a fake libvirt, in virtual time. */

@@ -9,4 +9,5 @@ export { FakeExec, type ExecCall } from './testing/fake-exec.js';
 export * from './version.js';
 export { rejectionOf } from './testing/rejection.js';
 export { withTempDir } from './testing/temp-dir.js';
+export { captureLogger } from './testing/log-capture.js';
 export { humanLine, type HumanLineOptions } from './log-output.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FakeExec, rejectionOf } from '@pvc/runtime';
-import { CephCommandError, CephOutputError, cephReason, createCephCli } from './ceph-cli.js';
+import { CephCommandError, CephOutputError, cephReason, cephToolEnv, createCephCli } from './ceph-cli.js';
 
 const opts = { timeoutMs: 1_000 };
 
@@ -49,5 +49,12 @@ test('text returns stdout; env is passed to every command', async () => {
   let seen: Record<string, string> | undefined;
   const exec = new FakeExec().on('ceph status', (_c, o) => ((seen = o.env), { exitCode: 0, stdout: '  cluster:\n', stderr: '' }));
   assert.equal(await createCephCli(exec, { CEPH_CONF: '/x/ceph.conf' }).text('ceph', ['status'], opts), '  cluster:\n');
-  assert.deepEqual(seen, { CEPH_CONF: '/x/ceph.conf' });
+  assert.equal(seen?.['CEPH_CONF'], '/x/ceph.conf');
+  assert.match(seen?.['CEPH_ARGS'] ?? '', /--log_to_stderr=false --err_to_stderr=false$/);
+});
+
+test('cephToolEnv keeps librados log lines off stderr, after the CEPH_ARGS cephd was given', () => {
+  assert.deepEqual(cephToolEnv(undefined), { CEPH_ARGS: '--log_to_stderr=false --err_to_stderr=false' });
+  assert.deepEqual(cephToolEnv('--id pvc'), { CEPH_ARGS: '--id pvc --log_to_stderr=false --err_to_stderr=false' });
+  assert.deepEqual(cephToolEnv(undefined, { CEPH_CONF: '/c', CEPH_ARGS: '--id x' }), { CEPH_CONF: '/c', CEPH_ARGS: '--id x --log_to_stderr=false --err_to_stderr=false' });
 });

@@ -48,6 +48,18 @@ export class CephOutputError extends PvcError {
 }
 
 /**
+ * The environment of every Ceph tool cephd runs: librados/librbd log lines kept off stderr
+ * (`--log_to_stderr=false --err_to_stderr=false`, after any `CEPH_ARGS` cephd itself was given).
+ * Left on, they are written by other threads in pieces of their own and land inside the tool's
+ * reason line — seen 40 of 40 times for `rbd create` with a name too long (`rbd: create error: `,
+ * a librbd line, a blank line, `(36) File name too long`), so the reason came out cut.
+ */
+export function cephToolEnv(inherited: string | undefined = process.env['CEPH_ARGS'], extra: Record<string, string> = {}): Record<string, string> {
+  const quiet = '--log_to_stderr=false --err_to_stderr=false';
+  return { ...extra, CEPH_ARGS: [inherited ?? extra['CEPH_ARGS'], quiet].filter((a) => a !== undefined && a.trim() !== '').join(' ') };
+}
+
+/**
  * A whole librados/librbd log line: its time stamp and thread id up to its newline. Each is one
  * write, but it lands anywhere in the tool's own output, even in the middle of its line.
  */
@@ -68,10 +80,14 @@ export function cephReason(tool: CephTool, stderr: string, exitCode: number): st
   return found ?? lines.at(-1) ?? all.at(-1) ?? `exit ${exitCode}`;
 }
 
-/** The real adapter over Exec. `env` (e.g. `CEPH_CONF`) is passed to every command. */
-export function createCephCli(exec: Exec, env?: Record<string, string>): CephCli {
+/**
+ * The real adapter over Exec. `env` (e.g. `CEPH_CONF`) is passed to every command, with
+ * {@link cephToolEnv}'s `CEPH_ARGS`.
+ */
+export function createCephCli(exec: Exec, env: Record<string, string> = {}): CephCli {
+  const toolEnv = cephToolEnv(undefined, env);
   async function run(tool: CephTool, args: readonly string[], opts: CephRunOptions): Promise<string> {
-    const r = await exec.run(tool, args, { timeoutMs: opts.timeoutMs, signal: opts.signal, ...(env ? { env } : {}) });
+    const r = await exec.run(tool, args, { timeoutMs: opts.timeoutMs, signal: opts.signal, env: toolEnv });
     if (r.exitCode !== 0) throw new CephCommandError(tool, args, r.exitCode, cephReason(tool, r.stderr, r.exitCode));
     return r.stdout;
   }
