@@ -40,6 +40,8 @@ interface Row {
   markerBoot?: number;
   /** fenced → cephd's force flush logged done. */
   forceFlush?: number;
+  /** fenced → cephd (force flush) marked the fenced node's OSDs down. */
+  markedDown?: number;
   forceRemoved: number;
   /** failure → Ceph's cluster log first says an OSD failed / is down. */
   osdDown?: number;
@@ -108,6 +110,7 @@ async function runOne(c: Config, run: number): Promise<Row> {
       config: c, run, windowMs: t.windowMs, detect: p.detect, fence: p.fence, restart: p.restart, total: p.total,
       markerBoot: c.rbd && fenced !== undefined && boots.length === guests.length ? Math.max(...boots) - fenced : undefined,
       forceFlush: fenced !== undefined && fl.forceAt !== undefined ? fl.forceAt - fenced : undefined,
+      markedDown: fenced !== undefined && fl.markedDownAt !== undefined ? fl.markedDownAt - fenced : undefined,
       forceRemoved: fl.forceRemoved, osdDown: osdDown === undefined ? undefined : osdDown - t.failureAt, notes,
     };
   } finally {
@@ -116,13 +119,13 @@ async function runOne(c: Config, run: number): Promise<Row> {
 }
 
 function table(rows: Row[]): string {
-  const head = '| config | run | window s | detect s | fence s | restart s | total s | total − window s | ≤ 5 s? | failure → OSD down (Ceph log) s | fenced → marker boot s | fenced → force flush done s (locks removed) | notes |';
-  const sep = '|---|---|---|---|---|---|---|---|---|---|---|---|---|';
+  const head = '| config | run | window s | detect s | fence s | restart s | total s | total − window s | ≤ 5 s? | failure → OSD down (Ceph log) s | fenced → marker boot s | fenced → OSDs marked down by cephd s | fenced → force flush done s (locks removed) | notes |';
+  const sep = '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
   const lines = rows.map((r) => {
     const b = beyond(r);
     const met = b === undefined ? 'no data' : b <= TARGET_MS ? 'yes' : 'NO';
     const flush = r.config.rbd ? `${sec(r.forceFlush, 2)} (${r.forceRemoved})` : '—';
-    return `| ${r.config.guests} × ${r.config.rbd ? 'RBD' : 'diskless'} | ${r.run} | ${sec(r.windowMs)} | ${sec(r.detect, 2)} | ${sec(r.fence, 2)} | ${sec(r.restart, 2)} | ${sec(r.total, 2)} | ${sec(b, 2)} | ${met} | ${sec(r.osdDown, 2)} | ${r.config.rbd ? sec(r.markerBoot, 2) : '—'} | ${flush} | ${r.notes.join('; ')} |`;
+    return `| ${r.config.guests} × ${r.config.rbd ? 'RBD' : 'diskless'} | ${r.run} | ${sec(r.windowMs)} | ${sec(r.detect, 2)} | ${sec(r.fence, 2)} | ${sec(r.restart, 2)} | ${sec(r.total, 2)} | ${sec(b, 2)} | ${met} | ${sec(r.osdDown, 2)} | ${r.config.rbd ? sec(r.markerBoot, 2) : '—'} | ${sec(r.markedDown, 2)} | ${flush} | ${r.notes.join('; ')} |`;
   });
   return [head, sep, ...lines].join('\n');
 }

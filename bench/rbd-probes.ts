@@ -6,7 +6,7 @@
  */
 import { realClock } from '@pvc/runtime';
 import { waitFor, type Cluster, type ClusterHost } from '../tests/cluster/harness/index.js';
-import { serviceLines, type ServiceLine } from '../tests/cluster/failover-logs.js';
+import { MARKED_DOWN, serviceLines, type ServiceLine } from '../tests/cluster/failover-logs.js';
 import { consoleDisk, consoleSize } from '../tests/support/guest/console.js';
 
 /** A guest as the probes need it. */
@@ -73,26 +73,32 @@ export interface LockFlushes {
   forceRemoved: number;
   /** The `own` flushes (vmd before each start), finish times. */
   ownAt: number[];
+  /** When the force flush's cephd had marked the fenced node's OSDs down (`ceph osd down`). */
+  markedDownAt?: number;
   failed: string[];
   lines: ServiceLine[];
 }
 
 export function lockFlushes(hosts: readonly ClusterHost[], since: number): LockFlushes {
-  const lines = serviceLines(hosts, 'cephd', ['RBD lock flush', 'removed RBD lock', 'RBD lock flush failed', 'RBD lock held by another address: refused, left in place'], since);
+  const lines = serviceLines(hosts, 'cephd', [
+    'RBD lock flush', 'removed RBD lock', 'RBD lock flush failed', 'RBD lock held by another address: refused, left in place',
+    MARKED_DOWN, 'could not mark the fenced node\'s OSDs down; Ceph will after its own grace',
+  ], since);
   const force = lines.filter((l) => l.msg === 'RBD lock flush' && l.o.mode === 'force');
   return {
     forceAt: force.at(-1)?.at,
     forceHost: force.at(-1)?.host,
     forceRemoved: lines.filter((l) => l.msg === 'removed RBD lock' && l.o.mode === 'force').length,
     ownAt: lines.filter((l) => l.msg === 'RBD lock flush' && l.o.mode === 'own').map((l) => l.at),
-    failed: lines.filter((l) => l.msg !== 'RBD lock flush' && l.msg !== 'removed RBD lock').map((l) => `${l.host} ${l.msg} ${String(l.o.image ?? '')} ${String(l.o.reason ?? '')}`),
+    markedDownAt: lines.find((l) => l.msg === MARKED_DOWN)?.at,
+    failed: lines.filter((l) => l.msg !== 'RBD lock flush' && l.msg !== 'removed RBD lock' && l.msg !== MARKED_DOWN).map((l) => `${l.host} ${l.msg} ${String(l.o.image ?? '')} ${String(l.o.reason ?? '')}`),
     lines,
   };
 }
 
 /** A line for the printed log. */
 export function describeLine(l: ServiceLine, t0: number): string {
-  const keys = ['mode', 'image', 'lockId', 'locker', 'address', 'flushed', 'failed', 'held', 'reason'];
+  const keys = ['mode', 'image', 'lockId', 'locker', 'address', 'flushed', 'failed', 'held', 'reason', 'node', 'osds', 'ms', 'err'];
   const detail = keys.filter((k) => l.o[k] !== undefined).map((k) => `${k}=${typeof l.o[k] === 'string' ? l.o[k] : JSON.stringify(l.o[k])}`).join(' ');
   return `+${((l.at - t0) / 1000).toFixed(2)} s ${l.host} cephd ${l.msg} ${detail}`;
 }

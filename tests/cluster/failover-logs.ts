@@ -55,6 +55,9 @@ export function keepaliledEvents(hosts: readonly ClusterHost[], since: number): 
   return serviceLines(hosts, 'keepaliled', [...FENCE_MESSAGES], since).map((l) => ({ at: l.at, host: l.host, msg: l.msg, detail: describe(l.o) }));
 }
 
+/** cephd's line when it marked a fenced node's OSDs down during fence recovery's lock flush. */
+export const MARKED_DOWN = 'marked the fenced node\'s OSDs down';
+
 /** One pino JSON line of a pvc service's log. */
 export interface ServiceLine {
   at: number;

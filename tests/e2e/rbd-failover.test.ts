@@ -19,6 +19,7 @@ import { formatTimeline, victimReturns } from '../cluster/failover-report.js';
 import { staleBuilds } from '../cluster/pvc-node.js';
 import { consoleDisk, consoleSize } from '../support/guest/console.js';
 import { waitUntil } from '../support/wait.js';
+import { MARKED_DOWN, serviceLines } from '../cluster/failover-logs.js';
 
 const SETTINGS = { keepaliveInterval: 1, fenceIntervals: 3, successfulFence: 'migrate' as const };
 const RBD = { marker: 'e2e' };
@@ -32,6 +33,7 @@ describe('a guest with an RBD disk survives the death of its host [root only]', 
   let opens: ImageOpenWatch;
   let timeline: FailoverTimeline;
   let consoleFrom = 0;
+  let hv3Osd = '';
 
   before(async () => {
     const missing = missingPrerequisites({ ceph: true });
@@ -54,6 +56,7 @@ describe('a guest with an RBD disk survives the death of its host [root only]', 
       until: (o) => o.length === 3 && o.every((x) => x.stats?.up === 1 && x.stats.in === 1),
     });
     assert.deepEqual(osds.map((o) => o.node).sort(), ['hv1', 'hv2', 'hv3']);
+    hv3Osd = osds.find((o) => o.node === 'hv3')!.id;
     const status = JSON.parse(await cli.ok('storage', 'status', '-f', 'json')) as { ceph_data: string };
     assert.match(status.ceph_data, /health: HEALTH_OK/);
     const t0 = Date.now();
@@ -116,6 +119,19 @@ describe('a guest with an RBD disk survives the death of its host [root only]', 
       return JSON.parse(l.stdout || '[]') as { locker: string; address: string }[];
     }, { what: `one lock on vms/${guest.name}`, until: (l) => l.length === 1, timeoutMs: 15_000, intervalMs: 250 });
     assert.match(locks[0]!.address, new RegExp(`^${host.storageIp.replace(/\./g, '\\.')}:`));
+  });
+
+  it('the fencer\'s cephd marked hv3\'s OSD down in Ceph during the FORCE flush (librados client)', async () => {
+    const since = timeline.failureAt;
+    const lines = await waitUntil(() => serviceLines(fc!.cluster.hosts, 'cephd', [MARKED_DOWN, 'Ceph client for lock flushes: librados/librbd in process'], 0), {
+      what: `cephd's "${MARKED_DOWN}" line`, until: (l) => l.some((x) => x.msg === MARKED_DOWN && x.at >= since), timeoutMs: 15_000, intervalMs: 250,
+    });
+    const marked = lines.find((x) => x.msg === MARKED_DOWN)!;
+    log(`${marked.host} cephd: ${MARKED_DOWN} ${JSON.stringify(marked.o.osds)} in ${String(marked.o.ms)} ms, ${((marked.at - timeline.fencedAt!) / 1000).toFixed(2)} s after the fence`);
+    assert.deepEqual(marked.o.osds, [hv3Osd]);
+    assert.equal(marked.o.node, 'hv3');
+    assert.ok(marked.at >= timeline.fencedAt!, 'never before the fence');
+    assert.ok(lines.some((x) => x.msg !== MARKED_DOWN && x.host === marked.host), 'the fencer\'s cephd uses librados');
   });
 
   it('the dead host\'s OSD shows as a stored Ceph fault (CEPH_WARN_OSD_DOWN) in pvc cluster status', async () => {

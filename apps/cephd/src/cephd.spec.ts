@@ -1,19 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeExec, rejectionOf, silentLogger, VirtualClock } from '@pvc/runtime';
+import { captureLogger, FakeExec, rejectionOf, silentLogger, VirtualClock, type Logger } from '@pvc/runtime';
 import { FakeZkServer } from '@pvc/zk/testing';
 import type { ZkClient } from '@pvc/zk';
 import { Cephd, StorageDisabledError } from './cephd.js';
+import type { RadosClient } from './host/librados.js';
+import { FakeRados } from './host/fake-rados.js';
 import { PrimaryRole } from '@pvc/rpc';
 
-function cephd(opts: { enabled: boolean; zk?: ZkClient; exec?: FakeExec }): Cephd {
-  const logger = silentLogger();
+function cephd(opts: { enabled: boolean; zk?: ZkClient; exec?: FakeExec; logger?: Logger; rados?: RadosClient }): Cephd {
+  const logger = opts.logger ?? silentLogger();
   return new Cephd({
     node: 'hv1',
     storageEnabled: opts.enabled,
     storageAddress: '10.254.0.1',
     zk: opts.zk,
     exec: opts.exec ?? new FakeExec(),
+    rados: opts.rados,
     logger,
     role: new PrimaryRole({ service: 'cephd', logger, duties: [] }),
     rbdTimeoutMs: 5000,
@@ -69,6 +72,94 @@ test('storage enabled: the own mode compares with the configured storage address
   assert.match(own.failed[0] ?? '', /storage address is 10\.254\.0\.1/);
   assert.deepEqual(await c.flushLocks(['vms/a'], 'force'), { flushed: ['vms/a'], failed: [], held: [] });
   assert.deepEqual(exec.lines(), ['rbd lock list --format json vms/a', 'rbd lock list --format json vms/a', 'rbd lock remove vms/a auto 7 client.7']);
+});
+
+test('a FORCE flush naming the fenced node marks its OSDs down (from ZK) while it flushes; own mode and no node do not', async () => {
+  const clock = new VirtualClock(1_700_000_000_000);
+  const server = new FakeZkServer({ clock });
+  const admin = await server.connect();
+  const zk = await server.connect();
+  for (const [id, node] of [['0', 'hv1'], ['1', 'hv3'], ['2', 'hv3'], ['3', 'hv2']] as const) {
+    await admin.ensurePath(`/ceph/osds/${id}/node`);
+    await admin.set(`/ceph/osds/${id}/node`, node);
+  }
+  const exec = new FakeExec().on('rbd lock list --format json vms/a', { stdout: '[]' }).on('ceph osd down', {});
+  const log = captureLogger('cephd');
+  const c = cephd({ enabled: true, zk, exec, logger: log.logger });
+  assert.deepEqual(await c.flushLocks(['vms/a'], 'force', 'hv3'), { flushed: ['vms/a'], failed: [], held: [] });
+  assert.deepEqual(exec.lines().filter((l) => l.startsWith('ceph')), ['ceph osd down osd.1 osd.2']);
+  assert.deepEqual(log.lines.find((l) => l.msg === 'marked the fenced node\'s OSDs down')?.osds, ['1', '2']);
+  await c.flushLocks(['vms/a'], 'own', 'hv3');
+  await c.flushLocks(['vms/a'], 'force');
+  await c.flushLocks(['vms/a'], 'force', 'hv9');
+  assert.equal(exec.lines().filter((l) => l.startsWith('ceph')).length, 1, 'own mode, no node, a node without OSDs: nothing marked');
+  await zk.close();
+  await admin.close();
+});
+
+test('marking the fenced node\'s OSDs down fails: logged naming the node, the flush still answers', async () => {
+  const clock = new VirtualClock(1_700_000_000_000);
+  const server = new FakeZkServer({ clock });
+  const admin = await server.connect();
+  const zk = await server.connect();
+  await admin.ensurePath('/ceph/osds/1/node');
+  await admin.set('/ceph/osds/1/node', 'hv3');
+  const exec = new FakeExec().on('rbd lock list --format json vms/a', { stdout: '[]' }).on('ceph osd down', { exitCode: 1, stderr: 'Error EACCES: access denied\n' });
+  const log = captureLogger('cephd');
+  const c = cephd({ enabled: true, zk, exec, logger: log.logger });
+  assert.deepEqual(await c.flushLocks(['vms/a'], 'force', 'hv3'), { flushed: ['vms/a'], failed: [], held: [] });
+  const warn = log.lines.find((l) => l.msg === 'could not mark the fenced node\'s OSDs down; Ceph will after its own grace');
+  assert.equal(warn?.node, 'hv3');
+  assert.match(String(warn?.err), /Error EACCES: access denied/);
+  await zk.close();
+  await admin.close();
+});
+
+test('with the librados client: osd down is sent before the flush\'s first call; locks broken, failures per image with the errno', async () => {
+  const clock = new VirtualClock(1_700_000_000_000);
+  const server = new FakeZkServer({ clock });
+  const admin = await server.connect();
+  const zk = await server.connect();
+  await admin.ensurePath('/ceph/osds/2/node');
+  await admin.set('/ceph/osds/2/node', 'hv3');
+  const rados = new FakeRados();
+  rados.images.set('vms/a', [{ id: 'auto 1', locker: 'client.9', address: '10.254.0.3:0/9' }]);
+  rados.images.set('vms/b', []);
+  rados.knobs.breakErrno = new Map([['vms/c', 16]]);
+  rados.images.set('vms/c', [{ id: 'auto 2', locker: 'client.8', address: '10.254.0.3:0/8' }]);
+  const exec = new FakeExec();
+  const c = cephd({ enabled: true, zk, exec, rados });
+  const r = await c.flushLocks(['vms/a', 'vms/b', 'vms/c', 'vms/gone'], 'force', 'hv3');
+  assert.deepEqual(r.flushed, ['vms/a', 'vms/b']);
+  assert.deepEqual(r.failed, ['vms/c: lock remove failed: rbd_break_lock vms/c client.8 "auto 2": (16) EBUSY', 'vms/gone: lock list failed: rbd_open vms/gone: (2) ENOENT (no such image)']);
+  assert.equal(rados.calls[0], 'mon {"prefix":"osd down","ids":["2"]}');
+  assert.deepEqual(rados.images.get('vms/a'), []);
+  assert.deepEqual(exec.lines(), [], 'no rbd or ceph process');
+  await zk.close();
+  await admin.close();
+});
+
+test('with the librados client: own mode refuses a foreign holder and breaks nothing; a failing osd down is logged, the flush answers', async () => {
+  const clock = new VirtualClock(1_700_000_000_000);
+  const server = new FakeZkServer({ clock });
+  const admin = await server.connect();
+  const zk = await server.connect();
+  await admin.ensurePath('/ceph/osds/2/node');
+  await admin.set('/ceph/osds/2/node', 'hv3');
+  const rados = new FakeRados();
+  rados.images.set('vms/a', [{ id: 'auto 1', locker: 'client.9', address: '10.254.0.3:0/9' }, { id: 'auto 2', locker: 'client.7', address: '10.254.0.1:0/7' }]);
+  const log = captureLogger('cephd');
+  const c = cephd({ enabled: true, zk, rados, logger: log.logger });
+  const own = await c.flushLocks(['vms/a'], 'own', 'hv3');
+  assert.deepEqual(own.held.map((h) => h.locker), ['client.9']);
+  assert.deepEqual(rados.calls, ['list vms/a'], 'own mode: no osd down, nothing broken');
+  rados.knobs.monErrno = 110;
+  const force = await c.flushLocks(['vms/a'], 'force', 'hv3');
+  assert.deepEqual(force, { flushed: ['vms/a'], failed: [], held: [] });
+  const warn = log.lines.find((l) => l.msg === 'could not mark the fenced node\'s OSDs down; Ceph will after its own grace');
+  assert.match(String(warn?.err), /rados_mon_command osd down: \(110\) ETIMEDOUT/);
+  await zk.close();
+  await admin.close();
 });
 
 test('run drops the primary role at shutdown', async () => {

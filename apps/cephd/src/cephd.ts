@@ -5,8 +5,10 @@
  */
 import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
 import type { ZkClient } from '@pvc/zk';
-import { flushLocks, type FlushMode, type FlushResult } from './lock-flush.js';
-import { countLocalOsds } from './osd-count.js';
+import { createCephCli } from './host/ceph-cli.js';
+import type { RadosClient } from './host/librados.js';
+import { cliLockOps, flushLocks, radosLockOps, type FlushMode, type FlushResult } from './lock-flush.js';
+import { countLocalOsds, osdIdsOf } from './osd-count.js';
 import type { PrimaryRole } from '@pvc/rpc';
 
 /** FlushLocks on a node whose config has `functions.enable_storage: false`. */
@@ -35,9 +37,14 @@ export interface CephdDeps {
   /** Present when storage is enabled (cephd does not talk to Zookeeper otherwise). */
   zk: ZkClient | undefined;
   exec: Exec;
+  /**
+   * cephd's long-lived librados/librbd client for lock flushes and `osd down`; undefined = the
+   * `rbd` and `ceph` tools through `exec` (librados not loadable, or `PVC_CEPH_CLIENT=cli`).
+   */
+  rados: RadosClient | undefined;
   logger: Logger;
   role: PrimaryRole;
-  /** Deadline of each `rbd` command. */
+  /** Deadline of each `rbd`/`ceph` command (the librados client has its own op timeouts). */
   rbdTimeoutMs: number;
   /** Deadline of each Zookeeper read behind GetStorageStats (the caller waits about 1 s). */
   zkTimeoutMs: number;
@@ -79,15 +86,51 @@ export class Cephd {
   /**
    * Frees the locks on each image: in `own` mode (before a start here) only those held from this
    * node's storage address, refusing images held from elsewhere; in `force` mode (fence recovery)
-   * all. Per-image failures are in `failed`, foreign holders in `held`. Refused when storage is off.
+   * all, and meanwhile `deadNode`'s OSDs ({@link markOsdsDown}). Per-image failures are in
+   * `failed`, foreign holders in `held`. Refused when storage is off.
    */
-  async flushLocks(images: readonly string[], mode: FlushMode): Promise<FlushResult> {
+  async flushLocks(images: readonly string[], mode: FlushMode, deadNode = ''): Promise<FlushResult> {
     if (!this.deps.storageEnabled) throw new StorageDisabledError(this.deps.node);
-    const { exec, logger, rbdTimeoutMs, storageAddress } = this.deps;
-    const deps = { exec, logger, commandTimeoutMs: rbdTimeoutMs, signal: this.stopping };
-    const result = await flushLocks(deps, images, { mode, ownAddress: storageAddress });
+    const { exec, rados, logger, rbdTimeoutMs, storageAddress } = this.deps;
+    const ops = rados ? radosLockOps(rados) : cliLockOps({ exec, commandTimeoutMs: rbdTimeoutMs, signal: this.stopping });
+    // The OSD ids first (a ZK read), so that `osd down` is on its way before the flush's calls,
+    // which may all wait on the dead OSD.
+    const ids = mode === 'force' && deadNode !== '' ? await this.osdsOf(deadNode) : [];
+    const marking = ids.length > 0 ? this.markOsdsDown(deadNode, ids) : undefined;
+    const [result] = await Promise.all([flushLocks({ ops, logger }, images, { mode, ownAddress: storageAddress }), marking]);
     logger.info({ mode, flushed: result.flushed, failed: result.failed, held: result.held }, 'RBD lock flush');
     return result;
+  }
+
+  /**
+   * Marks the OSDs of `node` (fenced: confirmed off) down in Ceph, from its `/ceph/osds/<id>/node`
+   * keys. Ceph would mark them down itself only after its heartbeat grace and a report; until then a
+   * command on an object whose primary OSD was there waits (about 1.3 s of a fence recovery here).
+   * A node that is in fact up re-asserts its OSDs, so this is safe. Never throws: a failure is
+   * logged and the flush goes on (Ceph then marks them down itself).
+   */
+  private async markOsdsDown(node: string, ids: readonly string[]): Promise<void> {
+    const { exec, rados, logger, rbdTimeoutMs } = this.deps;
+    const started = Date.now();
+    try {
+      if (rados) await rados.monCommand({ prefix: 'osd down', ids: [...ids] });
+      else await createCephCli(exec).text('ceph', ['osd', 'down', ...ids.map((id) => `osd.${id}`)], { timeoutMs: rbdTimeoutMs, signal: this.stopping });
+      logger.info({ node, osds: ids, ms: Date.now() - started }, 'marked the fenced node\'s OSDs down');
+    } catch (err) {
+      logger.warn({ node, err: describeError(err) }, 'could not mark the fenced node\'s OSDs down; Ceph will after its own grace');
+    }
+  }
+
+  /** The OSD ids of `node` from Zookeeper; none (logged) when it cannot be read. */
+  private async osdsOf(node: string): Promise<string[]> {
+    const { zk, logger, zkTimeoutMs } = this.deps;
+    if (!zk) return [];
+    try {
+      return await osdIdsOf(zk, node, zkTimeoutMs, logger);
+    } catch (err) {
+      logger.warn({ node, err: describeError(err) }, 'could not mark the fenced node\'s OSDs down; Ceph will after its own grace');
+      return [];
+    }
   }
 
   setPrimary(primary: boolean, reason: string): Promise<boolean> {

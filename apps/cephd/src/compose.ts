@@ -6,12 +6,13 @@
  * `CEPH_CONF` from cephd's environment (Exec passes the environment through; the tests set it).
  */
 import type { ServiceContext } from '@pvc/rpc';
-import { createExec, realClock, type Exec, type Logger } from '@pvc/runtime';
+import { createExec, describeError, realClock, type Exec, type Logger } from '@pvc/runtime';
 import type { Config } from '@pvc/config';
 import { RealZkClient, type ZkClient } from '@pvc/zk';
 import { Cephd } from './cephd.js';
 import { cephdPrimaryDuties } from './duties.js';
 import { createCephCli } from './host/ceph-cli.js';
+import { createLibRados, type RadosClient } from './host/librados.js';
 import { RBD_COMMAND_TIMEOUT_MS } from './lock-flush.js';
 import { OwnOsds } from './own-osds.js';
 import { CephStatsDuty, statsCommandTimeoutMs, statsPeriodMs } from './stats/duty.js';
@@ -41,6 +42,28 @@ function storageParts(config: Config, zk: ZkClient, exec: Exec, logger: Logger):
   };
 }
 
+/**
+ * The librados/librbd client for lock flushes and `osd down`, or undefined for the `rbd`/`ceph`
+ * tools: with `PVC_CEPH_CLIENT=cli`, or when koffi or the libraries cannot be loaded (logged).
+ */
+function radosClient(storageEnabled: boolean, logger: Logger): RadosClient | undefined {
+  if (!storageEnabled) return undefined;
+  const choice = process.env['PVC_CEPH_CLIENT'] ?? 'librados';
+  if (choice === 'cli') {
+    logger.info('Ceph client for lock flushes: the rbd and ceph tools (PVC_CEPH_CLIENT=cli)');
+    return undefined;
+  }
+  if (choice !== 'librados') logger.warn({ PVC_CEPH_CLIENT: choice }, 'PVC_CEPH_CLIENT is neither librados nor cli; using librados');
+  try {
+    const client = createLibRados();
+    logger.info('Ceph client for lock flushes: librados/librbd in process');
+    return client;
+  } catch (err) {
+    logger.warn({ err: describeError(err) }, 'librados/librbd not usable; lock flushes use the rbd and ceph tools');
+    return undefined;
+  }
+}
+
 /** Builds the real cephd and hands it to `publish` (the gRPC handlers), then runs it. */
 export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => void): Promise<void> {
   const { config, logger } = ctx;
@@ -66,12 +89,14 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
   }
   const exec = createExec(logger.child({ component: 'exec' }));
   const storage = zk ? storageParts(config, zk, exec, logger) : undefined;
+  const rados = radosClient(storageEnabled, logger);
   const cephd = new Cephd({
     node: config.node,
     storageEnabled,
     storageAddress,
     zk,
     exec,
+    rados,
     logger,
     role: new PrimaryRole({ service: 'cephd', logger: logger.child({ component: 'primary-role' }), duties: cephdPrimaryDuties({ stats: storage?.stats, requests: storage?.requests }) }),
     rbdTimeoutMs: RBD_COMMAND_TIMEOUT_MS,
@@ -81,6 +106,7 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
   try {
     await Promise.all([cephd.run(ctx.shutdown.signal), storage?.ownOsds.run(ctx.shutdown.signal)]);
   } finally {
+    rados?.close();
     await ctx.zkLog.flush();
     await zk?.close();
   }

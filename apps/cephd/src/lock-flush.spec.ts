@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { captureLogger, ExecError, FakeExec, TimeoutError } from '@pvc/runtime';
-import { FLUSH_PARALLEL_IMAGES, flushLocks, type FlushMode } from './lock-flush.js';
+import { cliLockOps, FLUSH_PARALLEL_IMAGES, flushLocks, type FlushMode } from './lock-flush.js';
 
 const logCapture = () => captureLogger('cephd');
 
 const OWN = '10.254.0.1';
-const deps = (exec: FakeExec) => ({ exec, logger: logCapture().logger, commandTimeoutMs: 1234 });
+const deps = (exec: FakeExec) => ({ ops: cliLockOps({ exec, commandTimeoutMs: 1234 }), logger: logCapture().logger });
 
 // Two locks of this node (a dead QEMU's and a shared one): stale, removable before a start.
 const ownLocks = JSON.stringify([
@@ -209,7 +209,7 @@ for (const row of table) {
 test('malformed JSON and a foreign holder are each logged with the image and the reason', async () => {
   const exec = new FakeExec().on('rbd lock list --format json vms/x', { stdout: '{oops' }).on('rbd lock list --format json vms/b', { stdout: foreign });
   const log = logCapture();
-  await flushLocks({ exec, logger: log.logger, commandTimeoutMs: 1000 }, ['vms/x', 'vms/b'], { mode: 'own', ownAddress: OWN });
+  await flushLocks({ ops: cliLockOps({ exec, commandTimeoutMs: 1000 }), logger: log.logger }, ['vms/x', 'vms/b'], { mode: 'own', ownAddress: OWN });
   const bad = log.lines.find((l) => l.image === 'vms/x');
   assert.equal(bad?.msg, 'RBD lock flush failed');
   assert.equal(bad?.reason, 'rbd lock list printed malformed JSON: "{oops"');

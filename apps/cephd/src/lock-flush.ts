@@ -1,6 +1,8 @@
 /**
- * Freeing the locks on RBD images before a VM is started: `rbd lock list --format json <img>`, then
- * `rbd lock remove <img> <id> <locker>` for each lock that may go (pvc-inventory §3.4, §5.3).
+ * Freeing the locks on RBD images before a VM is started: list an image's locks, then remove each
+ * that may go (pvc-inventory §3.4, §5.3), through the port {@link RbdLockOps}: cephd's long-lived
+ * librados/librbd client ({@link radosLockOps}, `host/librados.ts`), or the `rbd` tool
+ * (`rbd lock list --format json <img>`, `rbd lock remove <img> <id> <locker>`; {@link cliLockOps}).
  *
  * Two modes, chosen by the caller:
  * - `own` (before a start on this node): only locks held from this node's storage address are
@@ -12,6 +14,7 @@
  */
 import { describeError, mapLimit, PvcError, type Exec, type Logger } from '@pvc/runtime';
 import { cephReason, cephToolEnv } from './host/ceph-cli.js';
+import type { RadosClient } from './host/librados.js';
 import { heldFrom, LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
 
 export { LockFlushError, parseLockList, type RbdLock } from './lock-list.js';
@@ -35,13 +38,16 @@ export interface FlushResult {
   held: HeldLock[];
 }
 
+/** The port: an image's locks, and removing one. A failure throws with the reason. */
+export interface RbdLockOps {
+  list(image: string): Promise<RbdLock[]>;
+  remove(image: string, lock: RbdLock): Promise<void>;
+}
+
 /** Dependencies of {@link flushLocks}. */
 export interface LockFlushDeps {
-  exec: Exec;
+  ops: RbdLockOps;
   logger: Logger;
-  /** Deadline of each `rbd` command. */
-  commandTimeoutMs: number;
-  signal?: AbortSignal | undefined;
 }
 
 /** What a flush may remove. */
@@ -57,10 +63,32 @@ export const RBD_COMMAND_TIMEOUT_MS = 10_000;
 /** `pool/volume`, each part a plain RADOS/RBD name; never an option (`-…`) or a snapshot (`@`). */
 const IMAGE_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.+-]*\/[A-Za-z0-9_.][A-Za-z0-9_.+-]*$/;
 
-async function rbd(deps: LockFlushDeps, args: string[]): Promise<string> {
-  const r = await deps.exec.run('rbd', args, { timeoutMs: deps.commandTimeoutMs, signal: deps.signal, env: cephToolEnv() });
-  if (r.exitCode !== 0) throw new LockFlushError(`rbd ${args[0]} ${args[1]} failed: ${cephReason('rbd', r.stderr, r.exitCode)}`);
-  return r.stdout;
+/** The `rbd` tool's lock commands through Exec, each with `commandTimeoutMs`. */
+export function cliLockOps(deps: { exec: Exec; commandTimeoutMs: number; signal?: AbortSignal | undefined }): RbdLockOps {
+  async function rbd(args: string[]): Promise<string> {
+    const r = await deps.exec.run('rbd', args, { timeoutMs: deps.commandTimeoutMs, signal: deps.signal, env: cephToolEnv() });
+    if (r.exitCode !== 0) throw new LockFlushError(`rbd ${args[0]} ${args[1]} failed: ${cephReason('rbd', r.stderr, r.exitCode)}`);
+    return r.stdout;
+  }
+  return {
+    list: async (image) => parseLockList(await rbd(['lock', 'list', '--format', 'json', image])),
+    remove: async (image, lock) => void (await rbd(['lock', 'remove', image, lock.id, lock.locker])),
+  };
+}
+
+/** The same through cephd's librados/librbd client (`rbd_list_lockers`, `rbd_break_lock`). */
+export function radosLockOps(client: RadosClient): RbdLockOps {
+  const wrap = async <T>(what: string, p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } catch (err) {
+      throw new LockFlushError(`${what} failed: ${describeError(err)}`, err);
+    }
+  };
+  return {
+    list: (image) => wrap('lock list', client.listLocks(image)),
+    remove: (image, lock) => wrap('lock remove', client.breakLock(image, lock)),
+  };
 }
 
 /** An image refused in `own` mode: its foreign holders, named in the reason. Not retryable: the holder may be live. */
@@ -79,13 +107,13 @@ export class ForeignLockError extends PvcError {
  */
 export async function flushImage(deps: LockFlushDeps, image: string, opts: FlushOptions): Promise<number> {
   if (!IMAGE_NAME.test(image)) throw new LockFlushError('not a pool/volume image name');
-  const locks = parseLockList(await rbd(deps, ['lock', 'list', '--format', 'json', image]));
+  const locks = await deps.ops.list(image);
   if (opts.mode === 'own') {
     const foreign = locks.filter((l) => !heldFrom(l, opts.ownAddress));
     if (foreign.length > 0) throw new ForeignLockError(foreign.map((l) => held(image, l)), opts.ownAddress);
   }
   for (const lock of locks) {
-    await rbd(deps, ['lock', 'remove', image, lock.id, lock.locker]);
+    await deps.ops.remove(image, lock);
     deps.logger.info({ image, lockId: lock.id, locker: lock.locker, address: lock.address, mode: opts.mode }, 'removed RBD lock');
   }
   return locks.length;
@@ -97,7 +125,9 @@ function held(image: string, lock: RbdLock): HeldLock {
 
 /**
  * Images flushed at once: fence recovery asks for every image of a dead node's VMs in one call, and
- * each image is a few `rbd` processes (~0.1-0.2 s each to start here, mostly waiting on Ceph).
+ * each image is a few `rbd` processes (~0.1-0.2 s each to start here, mostly waiting on Ceph) or
+ * librados calls. koffi runs the latter on 4 worker threads here, so this leaves none to spare
+ * while every call waits on a dead OSD; cephd issues its `osd down` before the flush starts.
  */
 export const FLUSH_PARALLEL_IMAGES = 4;
 

@@ -24,8 +24,8 @@ export interface Peers {
   stopAllVms(reason: string, opts: PeerCallOptions): Promise<{ stopped: string[]; failed: string[] }>;
   /** netd and cephd: switch the primary-only duties on or off; resolves when both have done so. */
   setPrimaryDuties(on: boolean, reason: string, opts: PeerCallOptions): Promise<void>;
-  /** cephd: clear every lock on these RBD images (`pool/volume`). */
-  flushRbdLocks(images: readonly string[], opts: PeerCallOptions): Promise<{ flushed: string[]; failed: string[] }>;
+  /** cephd: clear every lock on these RBD images (`pool/volume`); `deadNode`'s OSDs are marked down meanwhile. */
+  flushRbdLocks(images: readonly string[], deadNode: string, opts: PeerCallOptions): Promise<{ flushed: string[]; failed: string[] }>;
 }
 
 /** Memory of this host, MiB (psutil's total / used / available). */

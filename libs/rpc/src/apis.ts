@@ -57,7 +57,7 @@ export interface RbdFlushResponse {
 /** pvc.cephd.v1.CephdService. */
 export type CephdApi = {
   getStorageStats(req: Empty): Promise<{ enabled: boolean; osdCount: number }>;
-  flushLocks(req: { images: string[]; mode?: RbdFlushMode }): Promise<RbdFlushResponse>;
+  flushLocks(req: { images: string[]; mode?: RbdFlushMode; deadNode?: string }): Promise<RbdFlushResponse>;
 };
 export const CEPHD: RpcServiceDef<CephdApi> = { proto: 'pvc/cephd/v1/cephd.proto', service: 'pvc.cephd.v1.CephdService' };
 

@@ -207,7 +207,7 @@ test('GetStorageStats answers from Zookeeper at once while a stats pass hangs on
     await r.admin.write([['/ceph/osds/0/node', 'hv1']]);
     r.exec.on('ceph', hang(r.clock));
     const role = new PrimaryRole({ service: 'cephd', logger: silentLogger(), duties: cephdPrimaryDuties({ stats: r.duty }) });
-    const cephd = new Cephd({ node: 'hv1', storageEnabled: true, storageAddress: undefined, zk: r.zk, exec: r.exec, logger: silentLogger(), role, rbdTimeoutMs: 5_000, zkTimeoutMs: 800 });
+    const cephd = new Cephd({ node: 'hv1', storageEnabled: true, storageAddress: undefined, zk: r.zk, exec: r.exec, rados: undefined, logger: silentLogger(), role, rbdTimeoutMs: 5_000, zkTimeoutMs: 800 });
     await cephd.setPrimary(true, 'takeover');
     await r.clock.advance(100);
     assert.deepEqual(await cephd.getStorageStats(), { enabled: true, osdCount: 1 });

@@ -121,7 +121,7 @@ test('storage enabled: RBD locks of every VM to move are flushed first, in one c
   assert.deepEqual(await recoverVms(r.deps, 'hv1'), { recovered: 2, left: 1 });
   assert.deepEqual(await domainKeys(r.raw, 'a'), { state: 'start', node: 'hv1', lastnode: '', autostart: 'False' });
   assert.equal((await domainKeys(r.raw, 'b')).node, 'hv2');
-  assert.deepEqual(r.peers.callsOf('flushRbdLocks').map((c) => c.args[0]), [['vms/locked_disk0', 'vms/clean_disk0', 'vms/clean_disk1']]);
+  assert.deepEqual(r.peers.callsOf('flushRbdLocks').map((c) => c.args), [[['vms/locked_disk0', 'vms/clean_disk0', 'vms/clean_disk1'], 'hv1']], 'the images, and the dead node (its OSDs marked down)');
   assert.deepEqual(r.events.filter((e) => e.kind === 'vm-left').length, 1);
   const left = r.events.find((e) => e.kind === 'vm-left');
   assert.equal(left?.kind === 'vm-left' && left.vm, 'locked');

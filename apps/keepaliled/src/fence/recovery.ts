@@ -52,7 +52,7 @@ export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: Abor
   const placements = vms.map((_, i) => plan.placements[i]?.result);
   // One cephd call for the images of every VM about to move (cephd works on them in parallel): per
   // VM in turn, 5 VMs cost ~1 s of the failover here.
-  const flushes = await flushAll(deps, vms.filter((_, i) => placements[i]?.ok === true));
+  const flushes = await flushAll(deps, vms.filter((_, i) => placements[i]?.ok === true), dead);
   let recovered = 0;
   let left = 0;
   for (const [i, vm] of vms.entries()) {
@@ -74,16 +74,17 @@ export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: Abor
 export type LockFlushOutcome = { ok: true } | { ok: false; reason: string };
 
 /**
- * Clears the RBD locks of every image of `vms` in one FORCE call; per VM (UUID): cleared, or the
- * failures of its own images (a failed call fails every VM that has images).
+ * Clears the RBD locks of every image of `vms` in one FORCE call (cephd marks `dead`'s OSDs down
+ * meanwhile); per VM (UUID): cleared, or the failures of its own images (a failed call fails every
+ * VM that has images).
  */
-async function flushAll(deps: RecoveryDeps, vms: readonly VmFacts[]): Promise<Map<string, LockFlushOutcome>> {
+async function flushAll(deps: RecoveryDeps, vms: readonly VmFacts[], dead: string): Promise<Map<string, LockFlushOutcome>> {
   const out = new Map<string, LockFlushOutcome>();
   const withImages = deps.storageEnabled ? vms.filter((vm) => vm.rbdList.length > 0) : [];
   for (const vm of vms) if (!withImages.includes(vm)) out.set(vm.uuid, { ok: true });
   if (withImages.length === 0) return out;
   try {
-    const r = await deps.peers.flushRbdLocks([...new Set(withImages.flatMap((vm) => vm.rbdList))], { deadlineMs: 30_000 });
+    const r = await deps.peers.flushRbdLocks([...new Set(withImages.flatMap((vm) => vm.rbdList))], dead, { deadlineMs: 30_000 });
     for (const vm of withImages) {
       const failed = r.failed.filter((f) => vm.rbdList.some((image) => f.startsWith(`${image}: `)));
       out.set(vm.uuid, failed.length === 0 ? { ok: true } : { ok: false, reason: failed.join('; ') });
@@ -95,7 +96,7 @@ async function flushAll(deps: RecoveryDeps, vms: readonly VmFacts[]): Promise<Ma
 }
 
 async function locksCleared(deps: RecoveryDeps, vm: VmFacts, dead: string, flushed: LockFlushOutcome | undefined): Promise<boolean> {
-  const outcome = flushed ?? (await flushAll(deps, [vm])).get(vm.uuid) ?? { ok: true };
+  const outcome = flushed ?? (await flushAll(deps, [vm], dead)).get(vm.uuid) ?? { ok: true };
   if (outcome.ok) return true;
   deps.events({ kind: 'vm-left', node: dead, vm: vm.name, reason: `RBD locks not cleared: ${outcome.reason}`, fencer: deps.self });
   return false;

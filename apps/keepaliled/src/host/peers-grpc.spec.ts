@@ -23,20 +23,20 @@ test('duties off with netd not running: cephd is still asked, and the error name
     }
   }));
 
-test('fence recovery asks cephd to flush in FORCE mode (every lock of the dead node\'s images)', () =>
+test('fence recovery asks cephd to flush in FORCE mode (every lock of the dead node\'s images), naming the dead node', () =>
   withTempDir('pvc-peers-', async (dir) => {
-    const asked: [string[], string | undefined][] = [];
+    const asked: [string[], string | undefined, string | undefined][] = [];
     const server = await startLocalServer({
       service: 'cephd', node: 'hv1', version: '0', logger: silentLogger(), socketPath: socketPath(dir, 'cephd'),
       register: (s) => addRpcService(s, CEPHD, {
         getStorageStats: () => Promise.resolve({ enabled: true, osdCount: 0 }),
-        flushLocks: (req) => (asked.push([req.images, req.mode]), Promise.resolve({ flushed: req.images, failed: [], held: [] })),
+        flushLocks: (req) => (asked.push([req.images, req.mode, req.deadNode]), Promise.resolve({ flushed: req.images, failed: [], held: [] })),
       }),
     });
     const peers = new GrpcPeers(dir);
     try {
-      assert.deepEqual(await peers.flushRbdLocks(['vms/a', 'vms/b'], { deadlineMs: 1000 }), { flushed: ['vms/a', 'vms/b'], failed: [], held: [] });
-      assert.deepEqual(asked, [[['vms/a', 'vms/b'], 'FLUSH_MODE_FORCE']]);
+      assert.deepEqual(await peers.flushRbdLocks(['vms/a', 'vms/b'], 'hv3', { deadlineMs: 1000 }), { flushed: ['vms/a', 'vms/b'], failed: [], held: [] });
+      assert.deepEqual(asked, [[['vms/a', 'vms/b'], 'FLUSH_MODE_FORCE', 'hv3']]);
     } finally {
       peers.close();
       await server.close();

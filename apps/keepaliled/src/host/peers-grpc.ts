@@ -58,9 +58,12 @@ export class GrpcPeers implements Peers {
     if (netd) throw netd.err;
   }
 
-  /** FORCE mode: every lock goes. Called by fence recovery only, after the dead node was confirmed off (or must have reset itself). */
-  flushRbdLocks(images: readonly string[], opts: PeerCallOptions) {
-    return this.cephd.flushLocks({ images: [...images], mode: 'FLUSH_MODE_FORCE' }, opts);
+  /**
+   * FORCE mode: every lock goes, and cephd marks `deadNode`'s OSDs down meanwhile. Called by fence
+   * recovery only, after the dead node was confirmed off (or must have reset itself).
+   */
+  flushRbdLocks(images: readonly string[], deadNode: string, opts: PeerCallOptions) {
+    return this.cephd.flushLocks({ images: [...images], mode: 'FLUSH_MODE_FORCE', deadNode }, opts);
   }
 
   close(): void {

@@ -100,8 +100,8 @@ export class FakePeers implements Peers {
     });
   }
 
-  flushRbdLocks(images: readonly string[], opts: PeerCallOptions): Promise<{ flushed: string[]; failed: string[] }> {
-    return this.call('flushRbdLocks', [[...images]], opts, () => {
+  flushRbdLocks(images: readonly string[], deadNode: string, opts: PeerCallOptions): Promise<{ flushed: string[]; failed: string[] }> {
+    return this.call('flushRbdLocks', [[...images], deadNode], opts, () => {
       const failed = images.filter((i) => this.knobs.rbdFailures?.has(i)).map((i) => `${i}: rbd lock remove failed`);
       return { flushed: images.filter((i) => !this.knobs.rbdFailures?.has(i)), failed };
     });
