@@ -15,6 +15,11 @@ export class FakeRados implements RadosClient {
   readonly knobs: { listErrno?: Map<string, number>; breakErrno?: Map<string, number>; monErrno?: number } = {};
   closed = false;
 
+  connect(): Promise<void> {
+    this.calls.push('connect');
+    return Promise.resolve();
+  }
+
   listLocks(image: string): Promise<RbdLock[]> {
     this.calls.push(`list ${image}`);
     const errno = this.knobs.listErrno?.get(image) ?? (this.images.has(image) ? undefined : 2);

@@ -12,8 +12,8 @@
  * stderr (`log_to_stderr`, `err_to_stderr` false).
  *
  * The cluster is found as the tools find it: `CEPH_CONF` or `/etc/ceph/ceph.conf`, and `CEPH_ARGS`.
- * Connected on first use, kept; an `ESHUTDOWN`/`ENOTCONN` failure drops it and the next call
- * connects again.
+ * Connected at cephd's start (or at first use), kept; a failed connect or an
+ * `ESHUTDOWN`/`ENOTCONN` failure drops it and the next call connects again.
  */
 import { createRequire } from 'node:module';
 import type Koffi from 'koffi';
@@ -66,6 +66,8 @@ export const DEFAULT_RADOS_TIMEOUTS: RadosTimeouts = Object.freeze({ osdOpS: 10,
 
 /** The port: what cephd needs of a Ceph client. */
 export interface RadosClient {
+  /** Connects now (every call connects if needed): cephd warms the client at start, so fence recovery does not pay for it. */
+  connect(): Promise<void>;
   /** The locks on `pool/image` (`rbd lock list`). */
   listLocks(image: string): Promise<RbdLock[]>;
   /** Breaks one lock (`rbd lock remove`; Ceph blocklists the holder, `rbd_blocklist_on_break_lock`). */
@@ -139,6 +141,10 @@ class LibRados implements RadosClient {
     private readonly timeouts: RadosTimeouts,
     private readonly env: NodeJS.ProcessEnv,
   ) {}
+
+  async connect(): Promise<void> {
+    await this.connected();
+  }
 
   async listLocks(image: string): Promise<RbdLock[]> {
     return this.withImage(image, async (img) => {
@@ -233,13 +239,13 @@ class LibRados implements RadosClient {
 
   private connected(): Promise<Ptr> {
     if (!this.cluster) {
-      this.cluster = this.connect();
+      this.cluster = this.openCluster();
       this.cluster.catch(() => (this.cluster = undefined));
     }
     return this.cluster;
   }
 
-  private async connect(): Promise<Ptr> {
+  private async openCluster(): Promise<Ptr> {
     const out: [Ptr | null] = [null];
     let r = this.n.create(out, null) as number;
     if (r < 0 || out[0] === null) throw new RadosError('rados_create', -r, '');
