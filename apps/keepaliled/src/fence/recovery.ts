@@ -1,5 +1,5 @@
 import type { Logger } from '@pvc/runtime';
-import { describeError } from '@pvc/runtime';
+import { describeError, mapLimit } from '@pvc/runtime';
 import {
   clusterKeys, domainKeys, isOneOf, isZkError, pair, readAllNodeFigures, readKeyIfExists, readKeyWithStat,
   type VmFacts, type VmState, type WritePair, type ZkClient, type ZkOp,
@@ -10,6 +10,9 @@ import type { Peers } from '../ports.js';
 import { readDomainsOn } from './cluster-view.js';
 import { noTargetReason } from './rules.js';
 import { setOp } from './set-op.js';
+
+/** Recovery's per-VM transactions in flight at once. */
+export const RECOVERY_WRITES = 8;
 
 /** VM states that mean "should be running" — these are restarted elsewhere. Others stay put. */
 export const RUNNING_STATES: readonly VmState[] = ['start', 'restart', 'migrate', 'migrate-live', 'unmigrate'];
@@ -53,21 +56,19 @@ export async function recoverVms(deps: RecoveryDeps, dead: string, signal?: Abor
   // One cephd call for the images of every VM about to move (cephd works on them in parallel): per
   // VM in turn, 5 VMs cost ~1 s of the failover here.
   const flushes = await flushAll(deps, vms.filter((_, i) => placements[i]?.ok === true), dead);
-  let recovered = 0;
-  let left = 0;
-  for (const [i, vm] of vms.entries()) {
+  // Each VM's guarded transaction is its own (read `node`, then multi): up to RECOVERY_WRITES at
+  // once, ten VMs' writes were ~0.3 s one after another on a loaded host.
+  const moved = await mapLimit([...vms.entries()], RECOVERY_WRITES, async ([i, vm]) => {
     signal?.throwIfAborted();
     const placement = placements[i];
     if (placement && placement.unknownLimitNodes.length > 0) {
       logger.warn({ vm: vm.name, key: domainKeys(vm.uuid).nodeLimit.path, unknown: placement.unknownLimitNodes }, 'node_limit names nodes that do not exist; ignored');
     }
-    const ok = placement?.ok === true
-      ? await moveVm(deps, vm, dead, placement.node, { flushed: flushes.get(vm.uuid) })
-      : await stopVm(deps, vm, dead, placement?.reason ?? 'no plan');
-    if (ok && placement?.ok === true) recovered += 1;
-    else left += 1;
-  }
-  return { recovered, left };
+    if (placement?.ok !== true) return stopVm(deps, vm, dead, placement?.reason ?? 'no plan');
+    return moveVm(deps, vm, dead, placement.node, { flushed: flushes.get(vm.uuid) });
+  });
+  const recovered = moved.filter((ok, i) => ok && placements[i]?.ok === true).length;
+  return { recovered, left: vms.length - recovered };
 }
 
 /** Outcome of clearing one VM's RBD locks: cleared, or why not. */
