@@ -14,6 +14,10 @@
  * - GetStorageStats: cephd's answer over its socket (what keepaliled may ask with a ~1 s deadline).
  * - cephd CPU: its own and its reaped children's (the `ceph`/`rados` processes), from /proc.
  *
+ * All of it twice, in the same run: cephd with its librados client (the default: the stats' `ceph`
+ * commands are monitor/manager commands from its own process) and with `PVC_CEPH_CLIENT=cli`
+ * (a `ceph` process per command), so the two can be compared as ratios.
+ *
  * Then the stats pass itself in this process (the same code, a real Exec run in the namespace):
  * `--passes` passes with cephd secondary, and two with the monitor stopped (SIGSTOP: commands
  * hang until their 3 s deadline).
@@ -85,20 +89,6 @@ async function main(): Promise<void> {
     const node = (meta[0]?.hostname ?? '').split('.')[0] ?? '';
     const bridge = await bridgePortIntoNamespace(ceph.hostNs, zkServer.port);
     cleanups.unshift(() => bridge.close());
-    const cephd = await startService('cephd', [
-      ['pvc.node', node],
-      ['pvc.system.configuration.networking.cluster.address', 'None'],
-      ['pvc.system.configuration.networking.storage.address', 'None'],
-      ['pvc.functions.enable_storage', true],
-      ['pvc.cluster.coordinators', ['localhost']],
-      ['pvc.database', { zookeeper: { port: zkServer.port } }],
-    ], ceph.env, ['ip', 'netns', 'exec', ceph.hostNs]);
-    cleanups.unshift(() => cephd.cleanup());
-    const client = rpcClient(cephd.target, CEPHD);
-    const role = rpcClient(cephd.target, PRIMARY_ROLE);
-    cleanups.unshift(() => Promise.resolve((client.close(), role.close())));
-    await waitUntil(() => zk.read('/ceph/osds/0/node'), { what: 'cephd recording its OSD', timeoutMs: 30_000, until: (v) => v === node });
-
     const figures = new FigureGatherer({ peers: new FakePeers(realClock), host: procHostStats, logger: silentLogger(), clock: realClock });
     const keepalive = new KeepaliveLoop({
       node: 'bench1', zk, clock: realClock, logger: silentLogger(), figures, events: () => undefined,
@@ -106,17 +96,38 @@ async function main(): Promise<void> {
     });
     await keepalive.tick();
 
-    const phases: Phase[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const on of [false, true]) {
-        await role.setPrimary({ primary: on, reason: 'bench' }, { deadlineMs: 10_000 });
-        phases.push(await phase(`${on ? 'on' : 'off'} ${round + 1}`, zk, keepalive, () => client.getStorageStats({}, { deadlineMs: 1_000 }), cephd.pid ?? 0));
+    const byClient = new Map<string, Phase[]>();
+    for (const cephClient of ['librados', 'cli']) {
+      const cephd = await startService('cephd', [
+        ['pvc.node', node],
+        ['pvc.system.configuration.networking.cluster.address', 'None'],
+        ['pvc.system.configuration.networking.storage.address', 'None'],
+        ['pvc.functions.enable_storage', true],
+        ['pvc.cluster.coordinators', ['localhost']],
+        ['pvc.database', { zookeeper: { port: zkServer.port } }],
+      ], { ...ceph.env, PVC_CEPH_CLIENT: cephClient }, ['ip', 'netns', 'exec', ceph.hostNs]);
+      const client = rpcClient(cephd.target, CEPHD);
+      const role = rpcClient(cephd.target, PRIMARY_ROLE);
+      try {
+        await waitUntil(() => zk.read('/ceph/osds/0/node'), { what: 'cephd recording its OSD', timeoutMs: 30_000, until: (v) => v === node });
+        const phases: Phase[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const on of [false, true]) {
+            await role.setPrimary({ primary: on, reason: 'bench' }, { deadlineMs: 10_000 });
+            phases.push(await phase(`${on ? 'on' : 'off'} ${round + 1}`, zk, keepalive, () => client.getStorageStats({}, { deadlineMs: 1_000 }), cephd.pid ?? 0));
+          }
+        }
+        await role.setPrimary({ primary: false, reason: 'bench done' }, { deadlineMs: 10_000 });
+        byClient.set(cephClient, phases);
+      } finally {
+        client.close();
+        role.close();
+        await cephd.cleanup();
       }
     }
-    await role.setPrimary({ primary: false, reason: 'bench done' }, { deadlineMs: 10_000 });
 
     const passes = await passDurations(ceph, zk);
-    report(phases, passes);
+    report(byClient, passes);
   } finally {
     for (const c of cleanups) await c().catch((err: unknown) => console.error('cleanup:', err));
   }
@@ -175,10 +186,25 @@ async function passDurations(ceph: CephHost, zk: ZkClient): Promise<{ up: number
   return { up, down, downStale };
 }
 
-function report(phases: Phase[], passes: { up: number[]; down: number[]; downStale: string[] }): void {
+function report(byClient: Map<string, Phase[]>, passes: { up: number[]; down: number[]; downStale: string[] }): void {
   const when = new Date().toISOString();
   console.log(`\nceph-stats bench ${when}; ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load ${loadavg().map(f1).join(' ')}`);
   console.log(`phases of ${PHASE_MS / 1000} s, a keepalive run + a GetStorageStats call every ${SAMPLE_MS} ms`);
+  const onCpu = (phases: Phase[]): number => {
+    const on = phases.filter((p) => p.name.startsWith('on'));
+    return on.reduce((s, p) => s + p.cpuPerS, 0) / Math.max(1, on.length);
+  };
+  for (const [cephClient, phases] of byClient) {
+    console.log(`\n== cephd's Ceph client: ${cephClient}`);
+    reportPhases(phases);
+  }
+  const [lib, cli] = [byClient.get('librados') ?? [], byClient.get('cli') ?? []];
+  console.log(`\ncephd CPU while primary: librados ${onCpu(lib).toFixed(3)} s/s, cli ${onCpu(cli).toFixed(3)} s/s (librados/cli ${(onCpu(lib) / onCpu(cli)).toFixed(2)}×)`);
+  console.log(`stats pass (the tools, in this process), Ceph answering (${passes.up.length}): p50 ${f1(pct(passes.up, 50))} ms, max ${f1(Math.max(...passes.up))} ms`);
+  console.log(`stats pass (the tools), monitor stopped (${passes.down.length}): ${passes.down.map(f1).join(', ')} ms; stale: ${passes.downStale.join(', ')}`);
+}
+
+function reportPhases(phases: Phase[]): void {
   console.log('phase | keepalive ms p50 / p90 / p99 / max (n) | GetStorageStats ms p50 / p99 / max | cephd CPU s/s | passes');
   for (const p of phases) {
     const k = p.keepaliveMs;
@@ -191,8 +217,6 @@ function report(phases: Phase[], passes: { up: number[]; down: number[]; downSta
   for (const [what, off, on] of [['keepalive', kOff, kOn], ['GetStorageStats', gOff, gOn]] as const) {
     console.log(`${what}: on/off p50 ${(pct(on, 50) / pct(off, 50)).toFixed(2)}×, p99 ${(pct(on, 99) / pct(off, 99)).toFixed(2)}×, max ${f1(Math.max(...off))} → ${f1(Math.max(...on))} ms`);
   }
-  console.log(`stats pass, Ceph answering (${passes.up.length}): p50 ${f1(pct(passes.up, 50))} ms, max ${f1(Math.max(...passes.up))} ms`);
-  console.log(`stats pass, monitor stopped (${passes.down.length}): ${passes.down.map(f1).join(', ')} ms; stale: ${passes.downStale.join(', ')}`);
 }
 
 await main();

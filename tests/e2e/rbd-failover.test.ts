@@ -123,7 +123,7 @@ describe('a guest with an RBD disk survives the death of its host [root only]', 
 
   it('the fencer\'s cephd marked hv3\'s OSD down in Ceph during the FORCE flush (librados client)', async () => {
     const since = timeline.failureAt;
-    const lines = await waitUntil(() => serviceLines(fc!.cluster.hosts, 'cephd', [MARKED_DOWN, 'Ceph client for lock flushes: librados/librbd in process'], 0), {
+    const lines = await waitUntil(() => serviceLines(fc!.cluster.hosts, 'cephd', [MARKED_DOWN, 'Ceph client (lock flushes, osd down, stats): librados/librbd in process'], 0), {
       what: `cephd's "${MARKED_DOWN}" line`, until: (l) => l.some((x) => x.msg === MARKED_DOWN && x.at >= since), timeoutMs: 15_000, intervalMs: 250,
     });
     const marked = lines.find((x) => x.msg === MARKED_DOWN)!;

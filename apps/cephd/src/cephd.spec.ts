@@ -24,6 +24,18 @@ function cephd(opts: { enabled: boolean; zk?: ZkClient; exec?: FakeExec; logger?
   });
 }
 
+/** A fake ZooKeeper whose `/ceph/osds/<id>/node` keys are `osds`; `zk` is cephd's session. */
+async function zkWithOsds(osds: readonly (readonly [string, string])[]): Promise<{ zk: ZkClient; close: () => Promise<void> }> {
+  const server = new FakeZkServer({ clock: new VirtualClock(1_700_000_000_000) });
+  const admin = await server.connect();
+  const zk = await server.connect();
+  for (const [id, node] of osds) {
+    await admin.ensurePath(`/ceph/osds/${id}/node`);
+    await admin.set(`/ceph/osds/${id}/node`, node);
+  }
+  return { zk, close: async () => (await zk.close(), await admin.close()) };
+}
+
 test('storage disabled: stats say so with 0 OSDs; flushLocks is refused naming the node, rbd never runs', async () => {
   const exec = new FakeExec();
   const c = cephd({ enabled: false, exec });
@@ -75,14 +87,7 @@ test('storage enabled: the own mode compares with the configured storage address
 });
 
 test('a FORCE flush naming the fenced node marks its OSDs down (from ZK) while it flushes; own mode and no node do not', async () => {
-  const clock = new VirtualClock(1_700_000_000_000);
-  const server = new FakeZkServer({ clock });
-  const admin = await server.connect();
-  const zk = await server.connect();
-  for (const [id, node] of [['0', 'hv1'], ['1', 'hv3'], ['2', 'hv3'], ['3', 'hv2']] as const) {
-    await admin.ensurePath(`/ceph/osds/${id}/node`);
-    await admin.set(`/ceph/osds/${id}/node`, node);
-  }
+  const { zk, close } = await zkWithOsds([['0', 'hv1'], ['1', 'hv3'], ['2', 'hv3'], ['3', 'hv2']]);
   const exec = new FakeExec().on('rbd lock list --format json vms/a', { stdout: '[]' }).on('ceph osd down', {});
   const log = captureLogger('cephd');
   const c = cephd({ enabled: true, zk, exec, logger: log.logger });
@@ -93,17 +98,11 @@ test('a FORCE flush naming the fenced node marks its OSDs down (from ZK) while i
   await c.flushLocks(['vms/a'], 'force');
   await c.flushLocks(['vms/a'], 'force', 'hv9');
   assert.equal(exec.lines().filter((l) => l.startsWith('ceph')).length, 1, 'own mode, no node, a node without OSDs: nothing marked');
-  await zk.close();
-  await admin.close();
+  await close();
 });
 
 test('marking the fenced node\'s OSDs down fails: logged naming the node, the flush still answers', async () => {
-  const clock = new VirtualClock(1_700_000_000_000);
-  const server = new FakeZkServer({ clock });
-  const admin = await server.connect();
-  const zk = await server.connect();
-  await admin.ensurePath('/ceph/osds/1/node');
-  await admin.set('/ceph/osds/1/node', 'hv3');
+  const { zk, close } = await zkWithOsds([['1', 'hv3']]);
   const exec = new FakeExec().on('rbd lock list --format json vms/a', { stdout: '[]' }).on('ceph osd down', { exitCode: 1, stderr: 'Error EACCES: access denied\n' });
   const log = captureLogger('cephd');
   const c = cephd({ enabled: true, zk, exec, logger: log.logger });
@@ -111,17 +110,11 @@ test('marking the fenced node\'s OSDs down fails: logged naming the node, the fl
   const warn = log.lines.find((l) => l.msg === 'could not mark the fenced node\'s OSDs down; Ceph will after its own grace');
   assert.equal(warn?.node, 'hv3');
   assert.match(String(warn?.err), /Error EACCES: access denied/);
-  await zk.close();
-  await admin.close();
+  await close();
 });
 
 test('with the librados client: osd down is sent before the flush\'s first call; locks broken, failures per image with the errno', async () => {
-  const clock = new VirtualClock(1_700_000_000_000);
-  const server = new FakeZkServer({ clock });
-  const admin = await server.connect();
-  const zk = await server.connect();
-  await admin.ensurePath('/ceph/osds/2/node');
-  await admin.set('/ceph/osds/2/node', 'hv3');
+  const { zk, close } = await zkWithOsds([['2', 'hv3']]);
   const rados = new FakeRados();
   rados.images.set('vms/a', [{ id: 'auto 1', locker: 'client.9', address: '10.254.0.3:0/9' }]);
   rados.images.set('vms/b', []);
@@ -132,34 +125,27 @@ test('with the librados client: osd down is sent before the flush\'s first call;
   const r = await c.flushLocks(['vms/a', 'vms/b', 'vms/c', 'vms/gone'], 'force', 'hv3');
   assert.deepEqual(r.flushed, ['vms/a', 'vms/b']);
   assert.deepEqual(r.failed, ['vms/c: lock remove failed: rbd_break_lock vms/c client.8 "auto 2": (16) EBUSY', 'vms/gone: lock list failed: rbd_open vms/gone: (2) ENOENT (no such image)']);
-  assert.equal(rados.calls[0], 'mon {"prefix":"osd down","ids":["2"]}');
+  assert.deepEqual(rados.calls.slice(0, 3), ['mon {"prefix":"osd down","ids":["2"]}', 'latest osdmap', 'list vms/a'], 'osd down, then the latest map, then the flush');
   assert.deepEqual(rados.images.get('vms/a'), []);
   assert.deepEqual(exec.lines(), [], 'no rbd or ceph process');
-  await zk.close();
-  await admin.close();
+  await close();
 });
 
 test('with the librados client: own mode refuses a foreign holder and breaks nothing; a failing osd down is logged, the flush answers', async () => {
-  const clock = new VirtualClock(1_700_000_000_000);
-  const server = new FakeZkServer({ clock });
-  const admin = await server.connect();
-  const zk = await server.connect();
-  await admin.ensurePath('/ceph/osds/2/node');
-  await admin.set('/ceph/osds/2/node', 'hv3');
+  const { zk, close } = await zkWithOsds([['2', 'hv3']]);
   const rados = new FakeRados();
   rados.images.set('vms/a', [{ id: 'auto 1', locker: 'client.9', address: '10.254.0.3:0/9' }, { id: 'auto 2', locker: 'client.7', address: '10.254.0.1:0/7' }]);
   const log = captureLogger('cephd');
   const c = cephd({ enabled: true, zk, rados, logger: log.logger });
   const own = await c.flushLocks(['vms/a'], 'own', 'hv3');
   assert.deepEqual(own.held.map((h) => h.locker), ['client.9']);
-  assert.deepEqual(rados.calls, ['list vms/a'], 'own mode: no osd down, nothing broken');
+  assert.deepEqual(rados.calls, ['latest osdmap', 'list vms/a'], 'own mode: the latest map, then the list; no osd down, nothing broken');
   rados.knobs.monErrno = 110;
   const force = await c.flushLocks(['vms/a'], 'force', 'hv3');
   assert.deepEqual(force, { flushed: ['vms/a'], failed: [], held: [] });
   const warn = log.lines.find((l) => l.msg === 'could not mark the fenced node\'s OSDs down; Ceph will after its own grace');
   assert.match(String(warn?.err), /rados_mon_command osd down: \(110\) ETIMEDOUT/);
-  await zk.close();
-  await admin.close();
+  await close();
 });
 
 test('run drops the primary role at shutdown', async () => {

@@ -93,11 +93,18 @@ export class Cephd {
     if (!this.deps.storageEnabled) throw new StorageDisabledError(this.deps.node);
     const { exec, rados, logger, rbdTimeoutMs, storageAddress } = this.deps;
     const ops = rados ? radosLockOps(rados) : cliLockOps({ exec, commandTimeoutMs: rbdTimeoutMs, signal: this.stopping });
-    // The OSD ids first (a ZK read), so that `osd down` is on its way before the flush's calls,
-    // which may all wait on the dead OSD.
     const ids = mode === 'force' && deadNode !== '' ? await this.osdsOf(deadNode) : [];
-    const marking = ids.length > 0 ? this.markOsdsDown(deadNode, ids) : undefined;
-    const [result] = await Promise.all([flushLocks({ ops, logger }, images, { mode, ownAddress: storageAddress }), marking]);
+    let result: FlushResult;
+    if (rados) {
+      // The dead node's OSDs down first, then the latest map, so that no call of the flush goes to
+      // a dead OSD and waits there for the objecter's timeout.
+      if (ids.length > 0) await this.markOsdsDown(deadNode, ids);
+      await rados.latestOsdMap().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'could not fetch the latest OSD map before the lock flush'));
+      result = await flushLocks({ ops, logger }, images, { mode, ownAddress: storageAddress });
+    } else {
+      // Each rbd process fetches the maps itself; `osd down` runs beside the flush.
+      [result] = await Promise.all([flushLocks({ ops, logger }, images, { mode, ownAddress: storageAddress }), ids.length > 0 ? this.markOsdsDown(deadNode, ids) : undefined]);
+    }
     logger.info({ mode, flushed: result.flushed, failed: result.failed, held: result.held }, 'RBD lock flush');
     return result;
   }

@@ -13,6 +13,7 @@ import { Cephd } from './cephd.js';
 import { cephdPrimaryDuties } from './duties.js';
 import { createCephCli } from './host/ceph-cli.js';
 import { createLibRados, type RadosClient } from './host/librados.js';
+import { createRadosCephCli } from './host/rados-ceph-cli.js';
 import { RBD_COMMAND_TIMEOUT_MS } from './lock-flush.js';
 import { OwnOsds } from './own-osds.js';
 import { CephStatsDuty, statsCommandTimeoutMs, statsPeriodMs } from './stats/duty.js';
@@ -30,8 +31,10 @@ const REQUEST_TIMEOUTS = { timeoutMs: 60_000, longTimeoutMs: 30 * 60_000, zkTime
  * The storage parts that talk to Ceph and Zookeeper: the primary's stats and storage request
  * duties and this node's OSD objects.
  */
-function storageParts(config: Config, zk: ZkClient, exec: Exec, logger: Logger): { stats: CephStatsDuty; requests: StorageRequests; ownOsds: OwnOsds } {
-  const cli = createCephCli(exec);
+function storageParts(config: Config, zk: ZkClient, exec: Exec, rados: RadosClient | undefined, logger: Logger): { stats: CephStatsDuty; requests: StorageRequests; ownOsds: OwnOsds } {
+  // The stats' `ceph` commands through librados when there is the client; everything else the tools.
+  const tools = createCephCli(exec);
+  const cli = rados ? createRadosCephCli(rados, tools) : tools;
   const intervalMs = statsPeriodMs(config.system.fencing.intervals.keepalive_interval * 1000);
   const commandTimeoutMs = statsCommandTimeoutMs(intervalMs);
   const common = { zk, cli, clock: realClock, node: config.node, commandTimeoutMs, zkTimeoutMs: STATS_ZK_TIMEOUT_MS };
@@ -50,13 +53,13 @@ function radosClient(storageEnabled: boolean, logger: Logger): RadosClient | und
   if (!storageEnabled) return undefined;
   const choice = process.env['PVC_CEPH_CLIENT'] ?? 'librados';
   if (choice === 'cli') {
-    logger.info('Ceph client for lock flushes: the rbd and ceph tools (PVC_CEPH_CLIENT=cli)');
+    logger.info('Ceph client (lock flushes, osd down, stats): the rbd and ceph tools (PVC_CEPH_CLIENT=cli)');
     return undefined;
   }
   if (choice !== 'librados') logger.warn({ PVC_CEPH_CLIENT: choice }, 'PVC_CEPH_CLIENT is neither librados nor cli; using librados');
   try {
     const client = createLibRados();
-    logger.info('Ceph client for lock flushes: librados/librbd in process');
+    logger.info('Ceph client (lock flushes, osd down, stats): librados/librbd in process');
     // Warm: a first connect under load took up to ~1 s of a fence recovery.
     const started = Date.now();
     client.connect().then(
@@ -94,8 +97,8 @@ export async function runCephd(ctx: ServiceContext, publish: (cephd: Cephd) => v
     logger.warn('this node has no storage address (system.configuration.networking.storage): no RBD lock counts as its own, so a start refuses any locked image');
   }
   const exec = createExec(logger.child({ component: 'exec' }));
-  const storage = zk ? storageParts(config, zk, exec, logger) : undefined;
   const rados = radosClient(storageEnabled, logger);
+  const storage = zk ? storageParts(config, zk, exec, rados, logger) : undefined;
   const cephd = new Cephd({
     node: config.node,
     storageEnabled,

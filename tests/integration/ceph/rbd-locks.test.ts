@@ -30,8 +30,8 @@ const MISSING_IMAGE: Record<'librados' | 'cli', RegExp> = {
   cli: /^vms\/absent: rbd lock list failed: .*No such file or directory/,
 };
 const CLIENT_LINE: Record<'librados' | 'cli', RegExp> = {
-  librados: /^Ceph client for lock flushes: librados\/librbd in process$/,
-  cli: /^Ceph client for lock flushes: the rbd and ceph tools \(PVC_CEPH_CLIENT=cli\)$/,
+  librados: /^Ceph client \(lock flushes, osd down, stats\): librados\/librbd in process$/,
+  cli: /^Ceph client \(lock flushes, osd down, stats\): the rbd and ceph tools \(PVC_CEPH_CLIENT=cli\)$/,
 };
 
 for (const cephClient of ['librados', 'cli'] as const) {

@@ -102,6 +102,7 @@ describe('storage stats from a real one-host Ceph, written by the real cephd', (
     assert.deepEqual(Object.keys(osd), [...OSD_STATS_FIELDS]);
     assert.deepEqual([osd.up, osd.in, osd.node, osd.class], [1, 1, node, 'hdd']);
     assert.match(String(osd.state), /exists,up/);
+    assert.equal(logLines(cephd, /^Ceph client \(lock flushes, osd down, stats\): librados\/librbd in process$/).length, 1, 'the stats\' ceph commands went through librados');
     const passes = logLines(cephd, /^storage stats pass$/).length;
     t.diagnostic(`one-host Ceph up in ${ceph.startMs} ms; stats state ${JSON.stringify(s)}; pool stats ${JSON.stringify(pool)}; ${passes} pass line(s) logged`);
   });

@@ -20,6 +20,11 @@ export class FakeRados implements RadosClient {
     return Promise.resolve();
   }
 
+  latestOsdMap(): Promise<void> {
+    this.calls.push('latest osdmap');
+    return Promise.resolve();
+  }
+
   listLocks(image: string): Promise<RbdLock[]> {
     this.calls.push(`list ${image}`);
     const errno = this.knobs.listErrno?.get(image) ?? (this.images.has(image) ? undefined : 2);
@@ -36,10 +41,21 @@ export class FakeRados implements RadosClient {
     return Promise.resolve();
   }
 
+  /** Answers of {@link monCommand} by prefix (`status`, `osd dump`, …); others answer "". */
+  readonly monAnswers = new Map<string, string>();
+
   monCommand(cmd: Record<string, unknown>): Promise<string> {
     this.calls.push(`mon ${JSON.stringify(cmd)}`);
     if (this.knobs.monErrno !== undefined) return Promise.reject(new RadosError('rados_mon_command', this.knobs.monErrno, String(cmd.prefix)));
-    return Promise.resolve('');
+    return Promise.resolve(this.monAnswers.get(String(cmd.prefix)) ?? '');
+  }
+
+  /** Answers of {@link mgrCommand} by prefix (`osd df`, …); others answer "". */
+  readonly mgrAnswers = new Map<string, string>();
+
+  mgrCommand(cmd: Record<string, unknown>): Promise<string> {
+    this.calls.push(`mgr ${JSON.stringify(cmd)}`);
+    return Promise.resolve(this.mgrAnswers.get(String(cmd.prefix)) ?? '');
   }
 
   close(): void {

@@ -72,8 +72,16 @@ export interface RadosClient {
   listLocks(image: string): Promise<RbdLock[]>;
   /** Breaks one lock (`rbd lock remove`; Ceph blocklists the holder, `rbd_blocklist_on_break_lock`). */
   breakLock(image: string, lock: RbdLock): Promise<void>;
+  /**
+   * Fetches the cluster's latest OSD map (`rados_wait_for_latest_osdmap`). A long-lived client
+   * otherwise keeps the map it had: its ops to an OSD that died since wait there until its
+   * objecter times them out (`objecter_timeout`, 10 s by default) before it asks for a new one.
+   */
+  latestOsdMap(): Promise<void>;
   /** A monitor command (JSON, as `ceph` sends it); its output buffer as text. */
   monCommand(cmd: Record<string, unknown>): Promise<string>;
+  /** A manager command (`osd df`, `osd status` in Pacific); its output buffer as text. */
+  mgrCommand(cmd: Record<string, unknown>): Promise<string>;
   /** Disconnects. */
   close(): void;
 }
@@ -93,6 +101,8 @@ function bind(koffi: typeof Koffi) {
     ioctxCreate: rados.func('int rados_ioctx_create(void *cluster, const char *pool, _Out_ void **ioctx)'),
     ioctxDestroy: rados.func('void rados_ioctx_destroy(void *ioctx)'),
     monCommand: rados.func('int rados_mon_command(void *cluster, const char **cmd, size_t cmdlen, const char *inbuf, size_t inbuflen, _Out_ void **outbuf, _Out_ size_t *outbuflen, _Out_ void **outs, _Out_ size_t *outslen)'),
+    waitForLatestOsdmap: rados.func('int rados_wait_for_latest_osdmap(void *cluster)'),
+    mgrCommand: rados.func('int rados_mgr_command(void *cluster, const char **cmd, size_t cmdlen, const char *inbuf, size_t inbuflen, _Out_ void **outbuf, _Out_ size_t *outbuflen, _Out_ void **outs, _Out_ size_t *outslen)'),
     bufferFree: rados.func('void rados_buffer_free(void *buf)'),
     open: rbd.func('int rbd_open(void *ioctx, const char *name, _Out_ void **image, const char *snap)'),
     close: rbd.func('int rbd_close(void *image)'),
@@ -175,14 +185,28 @@ class LibRados implements RadosClient {
     });
   }
 
-  async monCommand(cmd: Record<string, unknown>): Promise<string> {
+  async latestOsdMap(): Promise<void> {
+    const cluster = await this.connected();
+    const r = await this.checked(call<number>(this.n.waitForLatestOsdmap, cluster));
+    if (r < 0) throw new RadosError('rados_wait_for_latest_osdmap', -r, '');
+  }
+
+  monCommand(cmd: Record<string, unknown>): Promise<string> {
+    return this.command('rados_mon_command', this.n.monCommand, cmd);
+  }
+
+  mgrCommand(cmd: Record<string, unknown>): Promise<string> {
+    return this.command('rados_mgr_command', this.n.mgrCommand, cmd);
+  }
+
+  private async command(name: string, fn: Native['monCommand'], cmd: Record<string, unknown>): Promise<string> {
     const cluster = await this.connected();
     const outbuf: [Ptr | null] = [null];
     const outlen: [number] = [0];
     const outs: [Ptr | null] = [null];
     const outslen: [number] = [0];
     const text = JSON.stringify(cmd);
-    const r = await this.checked(call<number>(this.n.monCommand, cluster, [text], 1, null, 0, outbuf, outlen, outs, outslen));
+    const r = await this.checked(call<number>(fn, cluster, [text], 1, null, 0, outbuf, outlen, outs, outslen));
     const take = (p: Ptr | null, len: number): string => {
       if (p === null || p === 0n) return '';
       const s = len > 0 ? (this.n.koffi.decode(p, 'char', len) as string) : '';
@@ -191,7 +215,7 @@ class LibRados implements RadosClient {
     };
     const out = take(outbuf[0], Number(outlen[0]));
     const status = take(outs[0], Number(outslen[0]));
-    if (r < 0) throw new RadosError('rados_mon_command', -r, `${String(cmd.prefix ?? text)}${status ? ` (${status.trim()})` : ''}`);
+    if (r < 0) throw new RadosError(name, -r, `${String(cmd.prefix ?? text)}${status ? ` (${status.trim()})` : ''}`);
     return out;
   }
 
