@@ -19,7 +19,7 @@ import { missingPrerequisites } from '../tests/cluster/harness/index.js';
 import { failVictim, falseDeaths, phases, placeGuests, rbdMarker, startFailoverCluster, type FailoverTimeline, type Guest, type RbdGuestOptions } from '../tests/cluster/failover-scenario.js';
 import { formatTimeline } from '../tests/cluster/failover-report.js';
 import { staleBuilds } from '../tests/cluster/pvc-node.js';
-import { describeLine, lockFlushes, MarkerBootSampler, median, osdDownLog, waitMarkersWritten } from './rbd-probes.js';
+import { cephMonLeader, describeLine, lockFlushes, MarkerBootSampler, median, osdDownLog, waitMarkersWritten } from './rbd-probes.js';
 
 interface Config {
   id: string;
@@ -71,6 +71,8 @@ async function runOne(c: Config, run: number): Promise<Row> {
     if (c.rbd) log(`every marker written ${sec(await waitMarkersWritten(fc.cluster, guests, (g) => rbdMarker(RBD, g)))} s after the guests ran`);
     // Let one keepalive pass with the guests running, so the figures include them.
     await realClock.sleep(SETTINGS.keepaliveInterval * 1000 + 500);
+    const monLeader = await cephMonLeader(fc.cluster);
+    log(`Ceph mon leader before the failure: ${monLeader}${monLeader === 'hv3' ? ' (the victim: the survivors elect a new one before any map change commits)' : ''}`);
     const sampler = new MarkerBootSampler(fc.cluster, guests);
     let t: FailoverTimeline;
     try {

@@ -104,6 +104,17 @@ export function describeLine(l: ServiceLine, t0: number): string {
 }
 
 /** Ceph's cluster log (`ceph log last`) entries since `since` that say an OSD went down or failed: [epoch ms, message]. */
+/** The Ceph monitor quorum's leader (`ceph quorum_status`), or why it is not known. */
+export async function cephMonLeader(cluster: Cluster): Promise<string> {
+  if (!cluster.ceph) return '(no Ceph)';
+  try {
+    const q = await cluster.ceph.cephJson<{ quorum_leader_name?: string }>(['quorum_status'], { timeoutMs: 15_000 });
+    return String(q.quorum_leader_name ?? '?');
+  } catch (err) {
+    return `? (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`;
+  }
+}
+
 export async function osdDownLog(cluster: Cluster, since: number): Promise<{ at: number; message: string }[]> {
   const ceph = cluster.ceph;
   if (!ceph) return [];
