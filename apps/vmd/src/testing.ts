@@ -1,4 +1,4 @@
-import { captureLogger as captureRuntimeLogger, createLogger, VirtualClock, type Logger } from '@pvc/runtime';
+import { captureLogger as captureRuntimeLogger, VirtualClock, type Logger } from '@pvc/runtime';
 import { newDomainObject, newNodeObject, paths, type ZkClient } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import { FakeHypervisor } from './host/fake-hypervisor.js';
