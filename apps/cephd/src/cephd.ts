@@ -94,16 +94,18 @@ export class Cephd {
     const { exec, rados, logger, rbdTimeoutMs, storageAddress } = this.deps;
     const ops = rados ? radosLockOps(rados) : cliLockOps({ exec, commandTimeoutMs: rbdTimeoutMs, signal: this.stopping });
     const ids = mode === 'force' && deadNode !== '' ? await this.osdsOf(deadNode) : [];
+    const flush = (): Promise<FlushResult> => flushLocks({ ops, logger }, images, { mode, ownAddress: storageAddress });
+    const marking = ids.length > 0 ? this.markOsdsDown(deadNode, ids) : undefined;
     let result: FlushResult;
     if (rados) {
       // The dead node's OSDs down first, then the latest map, so that no call of the flush goes to
       // a dead OSD and waits there for the objecter's timeout.
-      if (ids.length > 0) await this.markOsdsDown(deadNode, ids);
+      await marking;
       await rados.latestOsdMap().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'could not fetch the latest OSD map before the lock flush'));
-      result = await flushLocks({ ops, logger }, images, { mode, ownAddress: storageAddress });
+      result = await flush();
     } else {
       // Each rbd process fetches the maps itself; `osd down` runs beside the flush.
-      [result] = await Promise.all([flushLocks({ ops, logger }, images, { mode, ownAddress: storageAddress }), ids.length > 0 ? this.markOsdsDown(deadNode, ids) : undefined]);
+      [result] = await Promise.all([flush(), marking]);
     }
     logger.info({ mode, flushed: result.flushed, failed: result.failed, held: result.held }, 'RBD lock flush');
     return result;

@@ -16,6 +16,7 @@
  * `ESHUTDOWN`/`ENOTCONN` failure drops it and the next call connects again.
  */
 import { createRequire } from 'node:module';
+import { constants } from 'node:os';
 import type Koffi from 'koffi';
 import { PvcError } from '@pvc/runtime';
 import type { RbdLock } from '../lock-list.js';
@@ -34,25 +35,22 @@ export class RadosError extends PvcError {
   }
 }
 
-const ETIMEDOUT = 110;
-const ERANGE = 34;
+const { ETIMEDOUT, ERANGE, ENOTCONN } = constants.errno;
+/** Linux's ESHUTDOWN, which Node's table lacks. */
 const ESHUTDOWN = 108;
-const ENOTCONN = 107;
-const ERRNO_NAMES: Record<number, string> = {
-  1: 'EPERM', 2: 'ENOENT', 5: 'EIO', 13: 'EACCES', 16: 'EBUSY', 22: 'EINVAL', 30: 'EROFS',
-  34: 'ERANGE', 36: 'ENAMETOOLONG', 107: 'ENOTCONN', 108: 'ESHUTDOWN', 110: 'ETIMEDOUT (Ceph did not answer in time)',
-  111: 'ECONNREFUSED', 125: 'ECANCELED',
-};
-/** What ENOENT means from each call. */
-const ENOENT_MEANS: Record<string, string> = {
-  rbd_open: 'no such image',
-  rados_ioctx_create: 'no such pool',
-  rados_connect: 'no monitor address in the Ceph config (mon_host)',
-  rados_conf_read_file: 'no such file',
+/** errno → its name (`ENOENT`), from Node's own table (the first name of an alias pair). */
+const ERRNO_NAMES = new Map<number, string>([[ESHUTDOWN, 'ESHUTDOWN']]);
+for (const [name, n] of Object.entries(constants.errno)) if (!ERRNO_NAMES.has(n)) ERRNO_NAMES.set(n, name);
+/** What an errno means from a call, where the name alone does not say it. */
+const MEANS: Record<string, string> = {
+  'rbd_open 2': 'no such image',
+  'rados_ioctx_create 2': 'no such pool',
+  'rados_connect 2': 'no monitor address in the Ceph config (mon_host)',
+  'rados_conf_read_file 2': 'no such file',
 };
 const errnoText = (call: string, errno: number): string => {
-  const meaning = errno === 2 ? ENOENT_MEANS[call] : undefined;
-  return `(${errno}) ${ERRNO_NAMES[errno] ?? 'error'}${meaning ? ` (${meaning})` : ''}`;
+  const meaning = errno === ETIMEDOUT ? 'Ceph did not answer in time' : MEANS[`${call} ${errno}`];
+  return `(${errno}) ${ERRNO_NAMES.get(errno) ?? 'error'}${meaning ? ` (${meaning})` : ''}`;
 };
 
 /** Client timeouts, seconds: every blocking librados call returns by then. */
