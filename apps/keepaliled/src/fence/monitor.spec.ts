@@ -229,6 +229,34 @@ test('a node left dead + fence-flush by a fencer that died is resumed: fenced, t
   await r.stop();
 });
 
+test('two nodes die together: fenced side by side (the second BMC call does not wait for the first fence), every VM recovered', async () => {
+  const r = await fenceRig({
+    nodes: [
+      { name: 'hv1', mode: 'coordinator', routerState: 'primary' },
+      { name: 'hv2', mode: 'coordinator', memFreeMiB: 8_000 },
+      { name: 'hv3', runningDomains: ['v1', 'v2'] },
+      { name: 'hv4', runningDomains: ['v3'] },
+    ],
+  });
+  r.ipmi.knobs.latencyMs = 2_000;
+  for (const [uuid, host] of [['v1', 'hv3'], ['v2', 'hv3'], ['v3', 'hv4']] as const) await seedDomain(r.writer, { uuid, node: host, memoryMiB: 512 });
+  r.start();
+  r.beats.silence('hv3');
+  r.beats.silence('hv4');
+  await r.clock.advance(31_000);
+  assert.deepEqual(r.events.filter((e) => e.kind === 'fence-start').map((e) => e.node).sort(), ['hv3', 'hv4'], 'both fences started');
+  const at = (op: string, bmc: string): number[] => r.ipmi.calls.filter((c) => c.op === op && c.bmc === bmc).map((c) => c.at);
+  await r.clock.advance(30_000);
+  const [off3] = at('power off', 'hv3-bmc:623');
+  const [off4] = at('power off', 'hv4-bmc:623');
+  assert.ok(off3 !== undefined && off4 !== undefined, 'both nodes were powered off');
+  assert.ok(Math.abs(off3 - off4) < 2_000, `the power-offs were sent side by side (${off3 - T0} and ${off4 - T0} ms), not one fence after the other`);
+  const recovered = r.events.filter((e) => e.kind === 'vm-recovered').map((e) => `${e.vm}@${e.node}`).sort();
+  assert.deepEqual(recovered, ['vm-v1@hv3', 'vm-v2@hv3', 'vm-v3@hv4']);
+  for (const n of ['hv3', 'hv4']) assert.equal(await r.writer.read(paths.node(n).domainState), 'flushed', n);
+  await r.stop();
+});
+
 test('nodes in init, shutdown or stop are never fenced, however long they are silent', async () => {
   const r = await fenceRig({
     nodes: [
