@@ -50,7 +50,7 @@ test('units: Restart=on-failure, own journald identifier, PartOf the target, ord
     assert.deepEqual(directive(unit, 'Restart'), ['on-failure'], unit);
     assert.deepEqual(directive(unit, 'SyslogIdentifier'), [`pvc-${s}`], unit);
     assert.deepEqual(directive(unit, 'PartOf'), ['pvc.target'], unit);
-    assert.match(directive(unit, 'ExecStart')[0] ?? '', new RegExp(`^/usr/bin/node /usr/lib/pvc/apps/${s}/dist/main\\.js .*--config /etc/pvc/pvcnoded\\.yaml`));
+    assert.match(directive(unit, 'ExecStart')[0] ?? '', new RegExp(`^/usr/bin/node /usr/lib/pvc/${s}/main\\.mjs .*--config /etc/pvc/pvcnoded\\.yaml`));
     if (s !== 'supervisor') {
       assert.match(directive(unit, 'After')[0] ?? '', /pvc-supervisor\.service/, unit);
       assert.deepEqual(directive(unit, 'Requires'), [], `${unit}: Requires= would stop it with the supervisor`);
