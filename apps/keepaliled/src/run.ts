@@ -1,5 +1,5 @@
 import type { ServiceContext } from '@pvc/rpc';
-import { createExec, describeError, realClock } from '@pvc/runtime';
+import { createExec, describeError, PVC_VERSION, realClock } from '@pvc/runtime';
 import { KEEPALIVED_SESSION_TIMEOUT_MS, RealZkClient } from '@pvc/zk';
 import { createIpmitoolIpmi } from '@pvc/ipmi';
 import { GrpcPeers } from './host/peers-grpc.js';
@@ -10,6 +10,8 @@ import { srvrProbe } from './host/zk-srvr.js';
 import type { WitnessPorts } from './ports.js';
 import { Keepalived } from './service.js';
 import { createHealthMonitor } from './health/index.js';
+import { startMetricsServer, type MetricsServer } from './metrics/server.js';
+import { readMetricsInput } from './metrics/source.js';
 
 
 /**
@@ -25,8 +27,17 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
   });
   ctx.zkLog.attach(zk);
   const peers = new GrpcPeers(config.system.configuration.directories.dynamic_directory);
+  let metrics: MetricsServer | undefined;
   try {
     await zk.waitConnected({ signal: shutdown.signal, timeoutMs: Infinity });
+    const { listen_address: host, port } = config.system.metrics;
+    if (port !== 0) {
+      const mlog = logger.child({ component: 'metrics' });
+      metrics = await startMetricsServer({
+        host, port, logger: mlog,
+        read: () => readMetricsInput({ zk, node: config.node, version: PVC_VERSION, logger: mlog, timeoutMs: 5_000 }),
+      });
+    }
     // Plugins run only after the first keepalive, so the service below is known by then.
     const built: { service?: Keepalived } = {};
     const health = createHealthMonitor({
@@ -53,6 +64,7 @@ export async function runKeepalived(ctx: ServiceContext, onReady: (k: Keepalived
     if (!shutdown.signal.aborted) throw err;
     logger.debug({ err: describeError(err) }, 'stopped while starting');
   } finally {
+    await metrics?.close();
     peers.close();
     await ctx.zkLog.flush();
     await zk.close();

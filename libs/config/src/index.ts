@@ -24,6 +24,7 @@ export type {
   DatabaseSettings,
   FenceAction,
   FencingSettings,
+  MetricsSettings,
   HypervisorDomainType,
   HypervisorSettings,
   NetworkName,

@@ -115,6 +115,11 @@ const fencing = section({
   peer_check_port: leaf(c.integer(0, 65535, 'a port number from 1 to 65535, or 0 (off)')).default(7374),
 });
 
+const metrics = section({
+  listen_address: leaf(c.ipv4).default('127.0.0.1'),
+  port: leaf(c.integer(0, 65535, 'a port number from 1 to 65535, or 0 (off)')).default(0),
+});
+
 const pvc = section({
   node: leaf(c.shortHostname),
   debug: leaf(c.boolean),
@@ -138,6 +143,7 @@ const pvc = section({
     fencing,
     migration: section({ target_selector: leaf(c.targetSelector) }),
     configuration,
+    metrics: metrics.prefault({}),
   }),
 });
 

@@ -119,6 +119,17 @@ export interface FencingSettings {
   readonly peer_check_port: number;
 }
 
+/**
+ * `system.metrics` (our addition; the original's API served the metrics on its own port): where
+ * keepaliled serves Prometheus metrics (`/metrics`, `/metrics/health`, `/metrics/resource`).
+ */
+export interface MetricsSettings {
+  /** The IPv4 address to listen on; defaults to `127.0.0.1` (never a public address unless set). */
+  readonly listen_address: string;
+  /** The TCP port; 0 (the default) serves no metrics. */
+  readonly port: number;
+}
+
 /** `system.configuration.hypervisor` (our addition; the whole section is optional). */
 export interface HypervisorSettings {
   /** Defaults to `kvm`. */
@@ -192,6 +203,7 @@ export interface Config {
     readonly fencing: FencingSettings;
     readonly migration: { readonly target_selector: TargetSelector };
     readonly configuration: SystemConfiguration;
+    readonly metrics: MetricsSettings;
   };
   /** Whether `node` is listed in `cluster.coordinators`. */
   readonly isCoordinator: boolean;

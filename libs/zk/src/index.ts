@@ -32,3 +32,6 @@ export * from './networks-addr.js';
 export * from './storage-bytes.js';
 export * from './storage-requests.js';
 export * from './storage-request-io.js';
+export * from './metrics-read.js';
+export { domainXmlMetrics, readVmMetricsFacts, vmStatsFacts } from './metrics-vm.js';
+export type { VmDisk, VmDiskCounters, VmInterface, VmNetCounters, VmStatsFacts } from './metrics-vm.js';

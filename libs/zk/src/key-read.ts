@@ -60,6 +60,31 @@ export function resetBadValueReports(): void {
   reported.clear();
 }
 
+/**
+ * Decodes `raw` for `spec` without standing in the default: `undefined` when the key is absent,
+ * empty where the codec takes no `""`, or holds a value the codec does not accept (logged as for
+ * {@link decodeKey}). For readers that must report nothing rather than a default they cannot tell
+ * from a real value (the Prometheus metrics).
+ */
+export function decodeKnown<T>(spec: KeySpec<T, unknown>, raw: string | undefined, logger?: Logger): T | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return spec.codec.decode(raw, spec.path);
+  } catch (err) {
+    if (raw.trim() !== '') reportBadValue(spec, raw, logger ?? defaultLogger, err);
+    return undefined;
+  }
+}
+
+type Known<S extends readonly KeySpec<unknown, unknown>[]> = { [I in keyof S]: S[I] extends KeySpec<infer T, unknown> ? T | undefined : never };
+
+/** Reads several keys in parallel through {@link decodeKnown}: `undefined` for each absent or bad one. */
+export async function readKnownKeys<const S extends readonly KeySpec<unknown, unknown>[]>(zk: ZkClient, specs: S, opts: KeyReadOptions = {}): Promise<Known<S>> {
+  const o = opOptions(opts);
+  const raws = await Promise.all(specs.map((s) => zk.read(s.path, o)));
+  return specs.map((s, i) => decodeKnown(s, raws[i], opts.logger)) as Known<S>;
+}
+
 /** Reads and decodes one key; an absent key is its fallback. */
 export async function readKey<T, F>(zk: ZkClient, spec: KeySpec<T, F>, opts: KeyReadOptions = {}): Promise<T | F> {
   return decodeKey(spec, await zk.read(spec.path, opOptions(opts)), opts.logger);
