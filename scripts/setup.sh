@@ -26,6 +26,8 @@ DEBIAN_PACKAGES=(
   python3 make g++ git
   # shells whose completion of `pvc` the tests exercise
   zsh bash-completion
+  # a real Prometheus server scraping keepaliled's metrics (tests/cluster/metrics.test.ts)
+  prometheus
 )
 
 need_root() {
