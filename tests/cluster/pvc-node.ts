@@ -29,6 +29,8 @@ export interface PvcNodeSettings {
    * own BMC and first appends a line to {@link suicideMarker}; the peer check is on (default port).
    */
   suicideIntervals?: number;
+  /** keepaliled's metrics port (`system.metrics.port`), served on the host's cluster address; default 0 (off). */
+  metricsPort?: number;
 }
 
 /** Where one host's node services keep their files (inside the host's own directory). */
@@ -201,6 +203,10 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
     ['pvc.system.configuration.hypervisor.domain_type', 'qemu'],
     ['pvc.system.configuration.hypervisor.libvirt_uri', host.libvirtUri],
     ['pvc.system.configuration.hypervisor.vm_shutdown_timeout', s.vmShutdownTimeout ?? 3],
+    // On the cluster address (not the default 127.0.0.1 inside the host's namespace) so a
+    // Prometheus in the root namespace can scrape every host.
+    ['pvc.system.metrics.listen_address', host.clusterIp],
+    ['pvc.system.metrics.port', s.metricsPort ?? 0],
   );
   chmodSync(cfg, 0o600);
   return cfg;
