@@ -28,6 +28,8 @@ DEBIAN_PACKAGES=(
   zsh bash-completion
   # a real Prometheus server scraping keepaliled's metrics (tests/cluster/metrics.test.ts)
   prometheus
+  # a real PostgreSQL for the coordinator databases (tests/integration/supervisor/databases.test.ts)
+  postgresql
 )
 
 need_root() {

@@ -4,6 +4,8 @@ import type { ZkClient } from '@pvc/zk';
 import { ipmiSelfCheck, checkLibvirt } from './bringup/checks.js';
 import { writeDaemonState } from './bringup/registration.js';
 import { bringUp, type BringUpDeps } from './bringup/sequence.js';
+import { planDatabases, provisionDatabases } from './bringup/databases.js';
+import type { DatabaseAdmin } from './host/database-admin.js';
 import { socketPath, SERVICES, type ServiceName } from '@pvc/rpc';
 import { restartPolicyFor, type RestartPolicy } from './children/backoff.js';
 import { ChildGroup } from './children/group.js';
@@ -16,6 +18,8 @@ import type { SupervisorStatus } from './status.js';
 export interface SupervisorDeps extends BringUpDeps {
   readonly exec: Exec;
   readonly ipmi: Ipmi;
+  /** PostgreSQL for the coordinator databases (created when absent, then a login checked). */
+  readonly databases: DatabaseAdmin;
   readonly processes: ProcessPort;
   readonly childSpecs: readonly ProcessSpec[];
   /** The normal restart policy; capped by the fence window on this node ({@link restartPolicyFor}). */
@@ -120,6 +124,12 @@ export async function runSupervisor(d: SupervisorDeps): Promise<void> {
     throw err;
   }
   const { selfCheck } = await checksAfterRegistration(d, zk);
+  // Beside everything else, retried until the databases work: only the coordinator services that
+  // use them (DNS aggregator, metadata API) wait for them.
+  const dbStop = new AbortController();
+  const databases = provisionDatabases(planDatabases(d.config), {
+    admin: d.databases, clock: d.clock, logger: d.logger.child({ component: 'databases' }), signal: AbortSignal.any([d.signal, dbStop.signal]),
+  }).catch((err: unknown) => d.logger.error({ err: describeError(err) }, 'database provisioning stopped'));
   let group: ChildGroup | undefined;
   if (d.options.mode === 'standalone') {
     group = await startChildren(d);
@@ -129,6 +139,8 @@ export async function runSupervisor(d: SupervisorDeps): Promise<void> {
   }
   const reason = await d.shutdownRequested;
   d.logger.info({ reason }, 'stopping');
+  dbStop.abort();
+  await databases;
   await safeState(d, zk, 'shutdown');
   await group?.stopAll();
   await selfCheck;

@@ -8,6 +8,7 @@ import { FakeZkServer } from '@pvc/zk/testing';
 import { dump } from 'js-yaml';
 import { DEFAULT_RESTART_POLICY } from './children/backoff.js';
 import { CHILD_SERVICES } from './children/group.js';
+import { FakeDatabaseAdmin } from './host/fake-database-admin.js';
 import { FakeProcessPort } from './host/fake-process.js';
 import type { SocketHold, SocketHolders } from './host/socket-holders.js';
 import type { Probe, ProbeResult, SystemServices } from './host/system-services.js';
@@ -63,6 +64,7 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
   const processes = new FakeProcessPort();
   const socketHolders = new FakeSocketHolders();
   const ipmi = new FakeIpmi(clock);
+  const databases = new FakeDatabaseAdmin();
   const status = new SupervisorStatus();
   const shutdown = new AbortController();
   let requestShutdown: (r: string) => void = () => undefined;
@@ -95,6 +97,7 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
     signal: shutdown.signal,
     exec,
     ipmi,
+    databases,
     processes,
     childSpecs: CHILD_SERVICES.map((name) => ({ name, command: 'node', args: [`${name}.js`] })),
     policy: DEFAULT_RESTART_POLICY,
@@ -103,5 +106,5 @@ export function fakeWorld(config: Config, options: Partial<RunOptions> = {}) {
     notifyReady: async () => (notified++, true),
     shutdownRequested,
   };
-  return { deps, dirs, clock, zkServer, lines, exec, services, sysctl, links, processes, socketHolders, ipmi, status, zk, requestShutdown, notified: () => notified };
+  return { deps, dirs, clock, zkServer, lines, exec, services, sysctl, links, processes, socketHolders, ipmi, databases, status, zk, requestShutdown, notified: () => notified };
 }

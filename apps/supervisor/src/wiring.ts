@@ -11,6 +11,7 @@ import { createNodeProcessPort } from './host/process-port.js';
 import { createProcSocketHolders } from './host/socket-holders.js';
 import { notifyReady } from './host/systemd-notify.js';
 import { createSystemServices } from './host/system-services.js';
+import { createPsqlDatabaseAdmin } from './host/database-admin.js';
 import type { RunOptions } from './options.js';
 import type { SupervisorStatus } from './status.js';
 import type { SupervisorDeps } from './supervisor.js';
@@ -48,6 +49,7 @@ export function realDeps(ctx: ServiceContext, options: RunOptions, status: Super
     retryPauseMs: 2_000,
     signal: ctx.shutdown.signal,
     ipmi: createIpmitoolIpmi(exec),
+    databases: createPsqlDatabaseAdmin(exec),
     processes: createNodeProcessPort(),
     childSpecs: childSpecs({
       execPath: process.execPath,

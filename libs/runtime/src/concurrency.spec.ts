@@ -35,3 +35,12 @@ test('retryUntilDone: at once, then everyMs after each failed attempt, until don
   await never;
   assert.equal(tries, 3);
 });
+
+test('retryUntilDone with a doubling pause: 1, 2, 4, then at most 5 s between attempts', async () => {
+  const clock = new VirtualClock(0);
+  const at: number[] = [];
+  const done = retryUntilDone(clock, { firstMs: 1_000, maxMs: 5_000 }, async () => (at.push(clock.now()), at.length === 6), new AbortController().signal);
+  await clock.advance(30_000);
+  await done;
+  assert.deepEqual(at, [0, 1_000, 3_000, 7_000, 12_000, 17_000]);
+});

@@ -35,13 +35,19 @@ export async function withinDeadline<T>(clock: Clock, p: Promise<T>, ms: number)
   }
 }
 
+/** A fixed pause between attempts, or one that doubles from `firstMs` up to `maxMs`. */
+export type RetryPause = number | { readonly firstMs: number; readonly maxMs: number };
+
 /**
- * Runs `attempt` at once and then again `everyMs` after each attempt that returned false, until one
- * returns true or `signal` aborts. Never rejects: `attempt` reports its own failures (and returns
- * false); an abort ends the wait. The one "retry until done" loop for services' start-up chores.
+ * Runs `attempt` at once and then again after a pause (`every`: fixed, or doubling up to a bound)
+ * after each attempt that returned false, until one returns true or `signal` aborts. Never
+ * rejects: `attempt` reports its own failures (and returns false); an abort ends the wait. The one
+ * "retry until done" loop for services' start-up chores.
  */
-export async function retryUntilDone(clock: Clock, everyMs: number, attempt: () => Promise<boolean>, signal: AbortSignal): Promise<void> {
+export async function retryUntilDone(clock: Clock, every: RetryPause, attempt: () => Promise<boolean>, signal: AbortSignal): Promise<void> {
+  let pause = typeof every === 'number' ? every : every.firstMs;
   while (!signal.aborted && !(await attempt())) {
-    await clock.sleep(everyMs, signal).catch(() => undefined);
+    await clock.sleep(pause, signal).catch(() => undefined);
+    if (typeof every !== 'number') pause = Math.min(pause * 2, every.maxMs);
   }
 }
