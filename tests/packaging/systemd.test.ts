@@ -6,8 +6,8 @@
 //
 // Node hv1 has hypervisor, networking and storage disabled (the container has no libvirtd of its
 // own): the vmd restart check is that the other services keep their PIDs and that vmd comes back;
-// that a vmd restart leaves running guests alone is checked against a real libvirtd by
-// tests/integration (standalone mode), not here.
+// that a killed vmd leaves running guests alone is checked against a real libvirtd by
+// tests/cluster/vmd-lifecycle.test.ts (without systemd), not here.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
