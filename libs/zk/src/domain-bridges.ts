@@ -43,3 +43,32 @@ export function xmlNetworks(xml: string): number[] {
   const vnis = interfaceBridges(xml).map(bridgeVni).filter((v): v is number => v !== undefined);
   return [...new Set(vnis)].sort((a, b) => a - b);
 }
+
+const MAC_ADDRESS = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
+const DOMAIN_DOC = /^\s*(<\?xml\b[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*<domain\b[^>]*>[\s\S]*<\/domain>\s*$/;
+
+/** What {@link interfaceMacs} read: the MACs, or why the document cannot be trusted. */
+export type InterfaceMacs = { readonly ok: true; readonly macs: string[] } | { readonly ok: false; readonly why: string };
+
+/**
+ * The `<mac address>` of every `<interface>` of a stored domain XML (any type: bridge, direct,
+ * hostdev — as the original's getDomainNetworks), lower-cased, each once, in document order. An
+ * interface without `<mac>` has none to match. A document that is not one `<domain>…</domain>`,
+ * whose `<interface>` elements do not close, or with a malformed MAC is refused as a whole (`ok:
+ * false` and why): a caller matching guests by MAC must never guess from a broken document.
+ */
+export function interfaceMacs(xml: string): InterfaceMacs {
+  if (!DOMAIN_DOC.test(xml)) return { ok: false, why: 'not a <domain> document (unparseable or truncated)' };
+  const opened = (xml.match(/<interface\b/g) ?? []).length;
+  const elements = [...xml.matchAll(INTERFACE_EL)].map(([el]) => el);
+  if (elements.length !== opened) return { ok: false, why: `${opened - elements.length} <interface> element(s) not closed` };
+  const macs: string[] = [];
+  for (const el of elements) {
+    const mac = firstAttr(el, 'mac', 'address');
+    if (mac === undefined) continue;
+    const lower = mac.toLowerCase();
+    if (!MAC_ADDRESS.test(lower)) return { ok: false, why: `interface MAC address "${mac}" is malformed` };
+    if (!macs.includes(lower)) macs.push(lower);
+  }
+  return { ok: true, macs };
+}

@@ -29,6 +29,7 @@ export type { ZkLogSinkOptions, ZkLogSinkState, ZkLogSinkStats } from './log-sin
 export * from './server-settings.js';
 export * from './networks.js';
 export * from './networks-addr.js';
+export * from './metadata-caller.js';
 export * from './storage-bytes.js';
 export * from './storage-requests.js';
 export * from './storage-request-io.js';
