@@ -10,6 +10,7 @@ import { NetworksUpPublisher } from './clientnet/networks-up.js';
 import { ClientNetworkPrimary } from './clientnet/primary.js';
 import { createDnsmasqHost, defaultHookCommand, DnsmasqProcess, initLeases } from './dhcp/index.js';
 import { createIpDevices } from './clientnet/ip-devices.js';
+import { buildDnsAggregator } from './dns/build.js';
 import { netdPrimaryDuties } from './duties.js';
 import { floatingAddresses, removeLeftovers } from './floating/floating.js';
 import { createIpAddresses } from './floating/ip-addresses.js';
@@ -73,7 +74,7 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
       configured: configuredDevices(config.system.configuration.networking),
     }),
     networks: new NetworkCounter(zk, logger.child({ component: 'networks' })),
-    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps, clientNetworks) }),
+    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps, clientNetworks, buildDnsAggregator(config, zk, exec, logger)?.duty()) }),
     firewall,
     clientNetworks,
     clearNetworksUp: own ? undefined : (signal) => networksUp.clearUntilDone(realClock, RESYNC_MS, signal),
