@@ -30,6 +30,9 @@ DEBIAN_PACKAGES=(
   prometheus
   # a real PostgreSQL for the coordinator databases (tests/integration/supervisor/databases.test.ts)
   postgresql
+  # netd's DNS aggregator: PowerDNS with its PostgreSQL backend (and the gpgsql schema it loads),
+  # dig for its AXFR from dnsmasq and for tests/integration/netd/dns-aggregator.test.ts
+  pdns-server pdns-backend-pgsql bind9-dnsutils
 )
 
 need_root() {
