@@ -16,6 +16,7 @@ import { floatingAddresses, removeLeftovers } from './floating/floating.js';
 import { createIpAddresses } from './floating/ip-addresses.js';
 import { createSysfsNet } from './host/sysnet.js';
 import { Netd } from './netd.js';
+import { metadataDuties, removeMetadataIpLeftover } from './metadata/index.js';
 import { NetworkCounter } from './network-count.js';
 import { Firewall } from './nft/index.js';
 import { configuredDevices, NetStatsSampler } from './netstats.js';
@@ -40,6 +41,9 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
   const floatingDeps = { addresses: createIpAddresses({ exec }), logger: logger.child({ component: 'floating' }) };
   // Before the handlers are published: a SetPrimary cannot race the clean-up.
   await removeLeftovers(floating, floatingDeps);
+  const metadataLog = logger.child({ component: 'metadata' });
+  const metadata = metadataDuties(config, { zk, addresses: floatingDeps.addresses, clock: realClock, logger: metadataLog });
+  if (metadata) await removeMetadataIpLeftover({ addresses: floatingDeps.addresses, logger: metadataLog });
   const firewall = new Firewall({
     enabled: config.functions.enable_networking,
     dynamicDirectory: config.system.configuration.directories.dynamic_directory,
@@ -74,7 +78,7 @@ export async function runNetd(ctx: ServiceContext, publish: (netd: Netd) => void
       configured: configuredDevices(config.system.configuration.networking),
     }),
     networks: new NetworkCounter(zk, logger.child({ component: 'networks' })),
-    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps, clientNetworks, buildDnsAggregator(config, zk, exec, logger)?.duty()) }),
+    role: new PrimaryRole({ service: 'netd', logger: logger.child({ component: 'primary-role' }), duties: netdPrimaryDuties(floating, floatingDeps, clientNetworks, buildDnsAggregator(config, zk, exec, logger)?.duty(), metadata) }),
     firewall,
     clientNetworks,
     clearNetworksUp: own ? undefined : (signal) => networksUp.clearUntilDone(realClock, RESYNC_MS, signal),

@@ -1,0 +1,10 @@
+export * from './api.js';
+export * from './build.js';
+export * from './duties.js';
+export * from './guarded-user-data.js';
+export * from './http-server.js';
+export * from './identify.js';
+export * from './pg-user-data.js';
+export * from './routes.js';
+export * from './user-data.js';
+export { FakeUserData } from './fake-user-data.js';
