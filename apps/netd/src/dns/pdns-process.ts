@@ -28,7 +28,7 @@ import { pdnsArgs, pdnsConfigFile, type AggregatorSettings } from './settings.js
 export interface PdnsPort {
   /** Starts pdns_server unless it runs; throws `DnsError` `PDNS_START_FAILED`. */
   ensureRunning(reason: string): Promise<void>;
-  /** `pdns_control reload <domain>`: PowerDNS drops its cache of the zone. Throws on failure. */
+  /** `pdns_control reload <domain>`, then `purge <domain>$` (PowerDNS's caches of the zone dropped). Throws on failure. */
   reload(domain: string): Promise<void>;
   /** Stops pdns_server; never throws. */
   stop(reason: string): Promise<void>;
@@ -84,8 +84,12 @@ export class PdnsProcess implements PdnsPort {
   }
 
   async reload(domain: string): Promise<void> {
-    const r = await this.deps.exec.run(this.bin.control, [`--socket-dir=${this.deps.settings.socketDir}`, 'reload', domain], { timeoutMs: 5_000 });
-    if (r.exitCode !== 0) throw new Error(`pdns_control reload ${domain}: exit ${r.exitCode}: ${(r.stderr || r.stdout).trim()}`);
+    // `reload` as the original; `purge <domain>$` drops the zone's packet and query cache entries,
+    // without which a name asked for before it existed stays unanswered up to negquery-cache-ttl (60 s).
+    for (const args of [['reload', domain], ['purge', `${domain}$`]]) {
+      const r = await this.deps.exec.run(this.bin.control, [`--socket-dir=${this.deps.settings.socketDir}`, ...args], { timeoutMs: 5_000 });
+      if (r.exitCode !== 0) throw new Error(`pdns_control ${args.join(' ')}: exit ${r.exitCode}: ${(r.stderr || r.stdout).trim()}`);
+    }
   }
 
   stop(reason: string): Promise<void> {
