@@ -58,15 +58,14 @@ describe('coordinator databases on a real PostgreSQL [root only]', () => {
     assert.ok(!err.message.includes('ours-Secret1'));
   });
 
-  it('the server down: ensure fails naming the key and the socket, login is unreachable; provisioning retries until it is back', async () => {
+  it('the server down: its socket is gone (ensure: no-local-server), the login is unreachable; provisioning retries, naming the key, until it is back', async () => {
     const admin = createPsqlDatabaseAdmin(exec, { socketDir: pg.socketDir, loginTimeoutMs: 2_000 });
     const db = want('coordinator.dns.database', 'later', 'later', 'laterPassw0rd');
     pg.stop();
-    const err = await admin.ensure(db).then(() => undefined, (e: unknown) => e);
-    assert.ok(err instanceof DatabaseAdminError, String(err));
-    assert.match(err.message, new RegExp(`^coordinator\\.dns\\.database: creating role "later" and database "later" on the local PostgreSQL \\(socket ${pg.socketDir}, port ${pg.port}\\) failed: .*(No such file|Connection refused|connect)`));
+    assert.equal((await admin.ensure(db)).kind, 'no-local-server');
     const login = await admin.login(db).then(() => undefined, (e: unknown) => e);
     assert.ok(login instanceof DatabaseLoginError && login.reason === 'unreachable', String(login));
+    assert.match(login.message, /^coordinator\.dns\.database: login as "later" to database "later" at 127\.0\.0\.1:\d+ failed/);
     const lines = captureLogger();
     const p = provisionDatabases([db], { admin, clock: realClock, logger: lines.logger, retry: 300, signal: AbortSignal.timeout(60_000) });
     // Waits for the first failure to be logged, then brings the server back.
@@ -74,7 +73,21 @@ describe('coordinator databases on a real PostgreSQL [root only]', () => {
     assert.ok(lines.lines.some((l) => l.level === 50 && String(l.msg).startsWith('coordinator.dns.database: database not usable yet')), JSON.stringify(lines.lines));
     await pg.start();
     assert.deepEqual([...(await p).values()], ['ready']);
+    assert.equal(pg.sql("SELECT count(*) FROM pg_database WHERE datname = 'later'"), '1', 'created once the server was back');
     assert.ok(!JSON.stringify(lines.lines).includes('laterPassw0rd'), 'no password in the log');
+  });
+
+  it('the server refuses the administrator (psql as an OS user it does not know): an error naming the key and the server', async () => {
+    const admin = createPsqlDatabaseAdmin(exec, { socketDir: pg.socketDir, osUser: 'nobody' });
+    const err = await admin.ensure(want('coordinator.metadata.database', 'refused', 'refused', 'x')).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof DatabaseAdminError, String(err));
+    assert.match(err.message, /^coordinator\.metadata\.database: creating role "refused" and database "refused" on the local PostgreSQL \(socket .*, port \d+\) failed: .*nobody/);
+  });
+
+  it('no server of this host on the port: ensure reports no-local-server (nothing to create here)', async () => {
+    const admin = createPsqlDatabaseAdmin(exec, { socketDir: pg.socketDir });
+    const db = { ...want('coordinator.dns.database', 'elsewhere', 'elsewhere', 'x'), port: pg.port + 1 };
+    assert.deepEqual(await admin.ensure(db), { kind: 'no-local-server', socket: `${pg.socketDir}/.s.PGSQL.${pg.port + 1}` });
   });
 
   it('no password in any log line of these runs', () => {

@@ -82,3 +82,15 @@ test('a standby server: nothing created here, ready once the login works; shutdo
   await clock.advance(1_000);
   assert.equal((await p).size, 0, 'never ready: the primary never created them');
 });
+
+test('no server of this host on the port (the database is elsewhere): nothing created, ready once the login works there', async () => {
+  const clock = new VirtualClock(0);
+  const admin = new FakeDatabaseAdmin();
+  admin.remote = true;
+  admin.roles.set('pvcdns', 'pvcdnsPassw0rd').set('pvcapi', 'pvcapiPassw0rd');
+  admin.databases.set('pvcdns', 'pvcdns').set('pvcapi', 'pvcapi');
+  const log = captureLogger();
+  const r = await provisionDatabases(planDatabases(testConfig()), { admin, clock, logger: log.logger, signal: new AbortController().signal });
+  assert.deepEqual([...r.values()], ['ready', 'ready']);
+  assert.ok(log.lines.some((l) => l.msg === 'coordinator.dns.database: no PostgreSQL of this host on port 5432: the role and database must exist on localhost'), textOf(log.lines));
+});

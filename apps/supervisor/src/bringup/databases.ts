@@ -30,7 +30,8 @@ export type ProvisionOutcome = 'ready' | 'ready-on-replica';
 
 /**
  * Makes each planned database usable: its role and database created on this host's PostgreSQL
- * when absent (skipped on a standby: the primary's supervisor does it), then a login as the
+ * when absent (skipped on a standby — the primary's supervisor does it — and when this host runs
+ * no server on that port: the database is elsewhere), then a login as the
  * configured user. A failure is logged naming the config key (never the password) and the round
  * is tried again after a pause that grows (2 s … 60 s), until every database works or `signal`
  * aborts. Runs beside the node's other work: nothing waits for it.
@@ -46,6 +47,8 @@ export async function provisionDatabases(plan: readonly WantedDatabase[], o: Pro
         const r = await o.admin.ensure(db, { signal: o.signal });
         if (r.kind === 'replica') {
           o.logger.info(at, `${db.key}: the local PostgreSQL is a standby; the primary's supervisor creates the role and database`);
+        } else if (r.kind === 'no-local-server') {
+          o.logger.info({ ...at, socket: r.socket }, `${db.key}: no PostgreSQL of this host on port ${db.port}: the role and database must exist on ${db.host}`);
         } else if (r.createdRole || r.createdDatabase) {
           o.logger.info({ ...at, createdRole: r.createdRole, createdDatabase: r.createdDatabase }, `${db.key}: created ${[r.createdRole ? `role "${db.user}"` : '', r.createdDatabase ? `database "${db.name}"` : ''].filter(Boolean).join(' and ')}`);
         }

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describeError, PvcError, type Exec } from '@pvc/runtime';
 
@@ -17,7 +19,9 @@ export interface WantedDatabase {
 export type EnsureOutcome =
   | { readonly kind: 'ensured'; readonly createdRole: boolean; readonly createdDatabase: boolean }
   /** The local server is a standby (read-only): the primary's supervisor creates them. */
-  | { readonly kind: 'replica' };
+  | { readonly kind: 'replica' }
+  /** No PostgreSQL of this host listens on that port (the database is elsewhere): nothing to create here. */
+  | { readonly kind: 'no-local-server'; readonly socket: string };
 
 /** The local server refused or failed the administration (code `DATABASE_ADMIN_FAILED`). */
 export class DatabaseAdminError extends PvcError {
@@ -41,7 +45,9 @@ export interface DatabaseAdmin {
   /**
    * On the PostgreSQL server of this host at `db.port` (as its superuser, over the local socket):
    * creates the role (LOGIN, the configured password) and the database (owned by the role) when
-   * absent. Leaves an existing role's password alone. Throws {@link DatabaseAdminError}.
+   * absent. Leaves an existing role's password alone. `no-local-server` when this host has no
+   * server on that port (its socket is absent): the database lives elsewhere. Throws
+   * {@link DatabaseAdminError}.
    */
   ensure(db: WantedDatabase, opts?: { signal?: AbortSignal }): Promise<EnsureOutcome>;
   /** Logs in at `db.host:db.port` as the user with its password and runs `SELECT 1`; throws {@link DatabaseLoginError}. */
@@ -100,6 +106,8 @@ export function createPsqlDatabaseAdmin(exec: Exec, o: PsqlAdminOptions = {}): D
   return {
     async ensure(db, opts = {}) {
       const where = `the local PostgreSQL (socket ${socketDir}, port ${db.port})`;
+      const socket = join(socketDir, `.s.PGSQL.${db.port}`);
+      if (!existsSync(socket)) return { kind: 'no-local-server', socket };
       let r;
       try {
         r = await exec.run('runuser', ['-u', osUser, '--', 'psql', '-X', '-q', '-t', '-A', '-h', socketDir, '-p', String(db.port), '-d', 'postgres'], {

@@ -11,11 +11,14 @@ export class FakeDatabaseAdmin implements DatabaseAdmin {
   readonly calls: string[] = [];
   down = false;
   standby = false;
+  /** No server of this host: ensure creates nothing (the roles are made elsewhere, e.g. by the test). */
+  remote = false;
 
   async ensure(db: WantedDatabase): Promise<EnsureOutcome> {
     this.calls.push(`ensure ${db.key}`);
     if (this.down) throw new DatabaseAdminError(`${db.key}: could not connect to the local PostgreSQL on port ${db.port}`);
     if (this.standby) return { kind: 'replica' };
+    if (this.remote) return { kind: 'no-local-server', socket: `/var/run/postgresql/.s.PGSQL.${db.port}` };
     const createdRole = !this.roles.has(db.user);
     if (createdRole) this.roles.set(db.user, db.pass);
     const createdDatabase = !this.databases.has(db.name);
