@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createExec } from '@pvc/runtime';
 import { paths } from '@pvc/zk';
 import { waitFor, type ClusterHost } from './harness/index.js';
-import { startFailoverCluster, type FailoverCluster } from './failover-scenario.js';
+import { startFailoverCluster, type FailoverCluster, type StartFailoverOptions } from './failover-scenario.js';
 import { pvcDirs } from './pvc-node.js';
 import { runningOn } from './migration-scenario.js';
 import { consoleLeases, consoleNetErrors, guestLines } from '../support/guest/console.js';
@@ -47,9 +47,12 @@ export interface NetGuest {
   ip: string;
 }
 
-/** Starts the cluster (startFailoverCluster) and makes hv3 the primary (`pvc node primary hv3 --wait`). */
-export async function startClientNetCluster(name: string, log: (l: string) => void): Promise<FailoverCluster> {
-  const fc = await startFailoverCluster(name, { keepaliveInterval: 1, fenceIntervals: 5, successfulFence: 'none' }, log);
+/**
+ * Starts the cluster (startFailoverCluster; `prepare` as there) and makes hv3 the primary
+ * (`pvc node primary hv3 --wait`).
+ */
+export async function startClientNetCluster(name: string, log: (l: string) => void, prepare?: StartFailoverOptions['prepare']): Promise<FailoverCluster> {
+  const fc = await startFailoverCluster(name, { keepaliveInterval: 1, fenceIntervals: 5, successfulFence: 'none' }, log, { prepare });
   try {
     if (fc.primary !== 'hv3') await fc.cli.ok('node', 'primary', 'hv3', '--wait', '--wait-timeout', '120');
     await waitUntil(() => fc.zk.read(paths.config.primaryNode), { what: 'hv3 primary', timeoutMs: 30_000, intervalMs: 200, until: (p) => p === 'hv3' });
@@ -61,12 +64,13 @@ export async function startClientNetCluster(name: string, log: (l: string) => vo
 }
 
 /**
- * Defines the guest on `host` with its NIC on the network's bridge (`pvc vm define --target`),
- * starts it (`pvc vm start --wait`) and waits until it runs there. `cmdline` is for init.sh.
+ * Defines the guest on `host` with its NIC on the network's bridge (`pvc vm define --target`, plus
+ * `defineArgs`, e.g. `--profile <name>`), starts it (`pvc vm start --wait`) and waits until it runs
+ * there. `cmdline` is for init.sh.
  */
-export async function placeNetGuest(fc: FailoverCluster, g: NetGuest, n: ScenarioNet, host: ClusterHost, cmdline: string): Promise<void> {
+export async function placeNetGuest(fc: FailoverCluster, g: NetGuest, n: ScenarioNet, host: ClusterHost, cmdline: string, defineArgs: string[] = []): Promise<void> {
   const xml = fc.cluster.guest.domainXml(g.name, { uuid: g.uuid, memoryMiB: 128, interfaces: [{ bridge: n.bridge, mac: g.mac }], cmdline });
-  await fc.cli.define(xml, host.name);
+  await fc.cli.define(xml, host.name, ...defineArgs);
   await fc.cli.ok('vm', 'start', g.name, '--wait', '--wait-timeout', '120');
   await waitFor(`${g.name} running on ${host.name}`, 120_000, async () => ((await runningOn(host)).includes(g.uuid) ? true : undefined), 250);
 }

@@ -100,6 +100,18 @@ export async function moveZkClientsOffVictim(fc: FailoverCluster): Promise<numbe
   throw new Error(`sessions of other hosts keep landing on ${fc.victim.name}'s Zookeeper server`);
 }
 
+/** Options of {@link startFailoverCluster}. */
+export interface StartFailoverOptions {
+  hosts?: number;
+  ceph?: boolean;
+  /**
+   * Runs once the harness made the hosts and their networks, before any node config is written
+   * (e.g. starts a PostgreSQL on the root namespace's cluster address); what it returns is merged
+   * into the settings. A throw tears the cluster down; what it started is the caller's to stop.
+   */
+  prepare?: (cluster: Cluster) => Promise<Partial<PvcNodeSettings>>;
+}
+
 /**
  * Creates the cluster with bare links, starts the supervisor on every host (its bring-up gives the
  * hosts their bridges and addresses; the Zookeeper quorum forms once the coordinators have theirs),
@@ -109,7 +121,7 @@ export async function moveZkClientsOffVictim(fc: FailoverCluster): Promise<numbe
  * address on two hosts at once.
  */
 export async function startFailoverCluster(
-  name: string, settings: PvcNodeSettings, log: (l: string) => void = () => undefined, opts: { hosts?: number; ceph?: boolean } = {},
+  name: string, settings: PvcNodeSettings, log: (l: string) => void = () => undefined, opts: StartFailoverOptions = {},
 ): Promise<FailoverCluster> {
   const t0 = realClock.now();
   const cluster = await createCluster({ name, hosts: opts.hosts ?? 3, coordinators: 3, bareLinks: true, ceph: opts.ceph ?? false, log });
@@ -117,6 +129,7 @@ export async function startFailoverCluster(
   const floating = new FloatingAddressWatch(cluster.hosts, Object.values(floatingAddresses(cluster)));
   floating.start();
   try {
+    if (opts.prepare) settings = { ...settings, ...(await opts.prepare(cluster)) };
     const victim = cluster.hosts[cluster.hosts.length - 1]!;
     // With Ceph the supervisor starts the mons and mgrs itself (through the host's systemctl shim).
     const services = cluster.ceph ? 'shim' : 'external';

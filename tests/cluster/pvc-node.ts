@@ -31,6 +31,35 @@ export interface PvcNodeSettings {
   suicideIntervals?: number;
   /** keepaliled's metrics port (`system.metrics.port`), served on the host's cluster address; default 0 (off). */
   metricsPort?: number;
+  /**
+   * `coordinator.dns.database` and `coordinator.metadata.database` of every node (the DNS
+   * aggregator's and the metadata API's PostgreSQL, e.g. a PgTestServer listening on the root
+   * namespace's cluster address). Default: with bare links the sample's (`localhost:5432`, which
+   * nothing serves in a host's namespace: the aggregator and the user-data then only log that the
+   * database is down); without, none (networking is off, the section is dropped).
+   */
+  coordinatorDatabases?: CoordinatorDatabases;
+}
+
+/** One coordinator database of the node config (`coordinator.<dns|metadata>.database`). */
+export interface CoordinatorDatabase {
+  host: string;
+  port: number;
+  name: string;
+  user: string;
+  pass: string;
+}
+
+/** Both coordinator databases (see {@link PvcNodeSettings.coordinatorDatabases}). */
+export interface CoordinatorDatabases {
+  dns: CoordinatorDatabase;
+  metadata: CoordinatorDatabase;
+}
+
+/** The config edits that set both coordinator databases. */
+function coordinatorDatabaseEdits(dbs: CoordinatorDatabases): [string, unknown][] {
+  return (['dns', 'metadata'] as const).flatMap((which) =>
+    Object.entries(dbs[which]).map(([k, v]): [string, unknown] => [`pvc.coordinator.${which}.database.${k}`, v]));
 }
 
 /** Where one host's node services keep their files (inside the host's own directory). */
@@ -138,9 +167,10 @@ function networkingEdits(cluster: Cluster): [string, unknown][] {
  * Where the stand-ins for the coordinator services the harness does not run live: with networking
  * on, the supervisor waits (`--external-services`) for FRR (`vtysh -c 'show version'`) and, with
  * the coordinator databases configured (required with networking), PostgreSQL (`pg_isready`).
- * Neither runs here (FRR is not installed; nothing in the node services talks to either yet), so
- * two scripts that answer "ready" come first on the supervisor's PATH — otherwise every boot would
- * wait out `--service-timeout`.
+ * Neither runs in a host (FRR is not installed; a scenario that needs the databases gives a
+ * PostgreSQL elsewhere, {@link PvcNodeSettings.coordinatorDatabases}), so two scripts that answer
+ * "ready" come first on the supervisor's PATH — otherwise every boot would wait out
+ * `--service-timeout`.
  */
 function writeStandIns(host: ClusterHost): string {
   const dir = join(pvcDirs(host).root, 'stand-ins');
@@ -168,8 +198,9 @@ export function writePvcConfig(cluster: Cluster, host: ClusterHost, s: PvcNodeSe
     ? networkingEdits(cluster)
     : [
         ['pvc.functions.enable_networking', false], // the harness configured the interfaces itself
-        ['pvc.coordinator', DELETE], // no coordinator databases (PostgreSQL) in the harness
+        ['pvc.coordinator', DELETE], // no coordinator databases unless the scenario gives them (below)
       ];
+  if (s.coordinatorDatabases) networking.push(...coordinatorDatabaseEdits(s.coordinatorDatabases));
   const cfg = writeTestConfig(
     d.root,
     ['pvc.node', host.name],

@@ -91,3 +91,41 @@ export function consoleDisk(file: string, name: string, from = 0): ConsoleDisk {
   }
   return out;
 }
+
+/** A DNS lookup the guest made (init.sh `pvc.lookup`): `lookup <host>@<server> ok|fail <ms> <ip|why>`. */
+export interface ConsoleLookup {
+  host: string;
+  server: string;
+  ok: boolean;
+  /** Duration in the guest, ms (10 ms resolution). */
+  ms: number;
+  /** The first address answered (ok), else why it failed. */
+  value: string;
+}
+
+/** The guest's lookups after `from` (bytes), in order; only those of `host` when given. */
+export function consoleLookups(file: string, name: string, from = 0, host?: string): ConsoleLookup[] {
+  return guestLines(file, name, from).flatMap((l) => {
+    const m = /^lookup ([^@\s]+)@(\S+) (ok|fail) (\d+) ?(.*)$/.exec(l);
+    if (!m || (host !== undefined && m[1] !== host)) return [];
+    return [{ host: m[1]!, server: m[2]!, ok: m[3] === 'ok', ms: Number(m[4]), value: m[5]! }];
+  });
+}
+
+/** A metadata request the guest made (init.sh `pvc.meta`): `meta <what> ok|fail <ms> <body|why>`. */
+export interface ConsoleMeta {
+  what: 'instance-id' | 'user-data';
+  ok: boolean;
+  /** Duration in the guest, ms (10 ms resolution). */
+  ms: number;
+  /** The body (line breaks as `|`), or why it failed. */
+  value: string;
+}
+
+/** The guest's metadata requests after `from` (bytes), in order. */
+export function consoleMeta(file: string, name: string, from = 0): ConsoleMeta[] {
+  return guestLines(file, name, from).flatMap((l) => {
+    const m = /^meta (instance-id|user-data) (ok|fail) (\d+) ?(.*)$/.exec(l);
+    return m ? [{ what: m[1] as ConsoleMeta['what'], ok: m[2] === 'ok', ms: Number(m[3]), value: m[4]! }] : [];
+  });
+}

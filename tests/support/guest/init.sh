@@ -13,6 +13,16 @@
 #                         to udhcpc (a unicast renew to the server); a success prints a "lease … renew"
 #   pvc.ping=<ip>[,<ip>]  with pvc.net: per target, once a second, "ping <ip> <seq> ok|fail"
 #                         (busybox ping -c 1 -W 1; seq counts from 0 per target)
+#   pvc.lookup=<host>@<server>[,<host>@<server>]
+#                         with pvc.net, from the first lease on: per entry, every 2 s, busybox
+#                         nslookup <host> <server> (5 s bound): "lookup <host>@<server> ok <ms> <ip>"
+#                         (the first address answered) or "lookup <host>@<server> fail <ms> <why>"
+#   pvc.meta=<s>          with pvc.net, from the first lease on: every <s> seconds busybox wget (5 s
+#                         bound each; its -T option crashes Debian's busybox 1.35) of
+#                         http://169.254.169.254/latest/meta-data/instance-id, then /latest/user-data:
+#                         "meta instance-id ok <ms> <body>", "meta user-data ok <ms> <body, each line
+#                         break as |>", or "meta <instance-id|user-data> fail <ms> <why>"
+#   <ms> is the request's duration from /proc/uptime (10 ms resolution).
 #
 # A raw disk (no filesystem) is opt-in too; its steps run before the ticks start:
 #   pvc.disk=<dev>        insmod the virtio disk modules (disk.order), wait for <dev> (e.g. /dev/vda),
@@ -34,6 +44,8 @@ name=guest
 net=
 renew=5
 pings=
+lookups=
+meta=
 disk=
 marker=
 diskwrite=
@@ -43,6 +55,8 @@ for arg in $(cat /proc/cmdline); do
     pvc.net=*) net="${arg#pvc.net=}" ;;
     pvc.renew=*) renew="${arg#pvc.renew=}" ;;
     pvc.ping=*) pings="${arg#pvc.ping=}" ;;
+    pvc.lookup=*) lookups="${arg#pvc.lookup=}" ;;
+    pvc.meta=*) meta="${arg#pvc.meta=}" ;;
     pvc.disk=*) disk="${arg#pvc.disk=}" ;;
     pvc.marker=*) marker="${arg#pvc.marker=}" ;;
     pvc.diskwrite=*) diskwrite="${arg#pvc.diskwrite=}" ;;
@@ -115,6 +129,66 @@ net_up() {
       done
     ) &
   done
+  after_lease
+}
+
+# uptime_ms: the guest's uptime in ms (/proc/uptime has centiseconds).
+uptime_ms() { read -r u _ </proc/uptime; echo "${u%.*}${u#*.}0"; }
+
+# oneline <file>: the file's text on one line (line breaks as |, no trailing |), at most 200 chars.
+oneline() { tr '\n' '|' <"$1" | sed 's/|$//' | cut -c 1-200; }
+
+# lookup_loop <host>@<server> <n>: see pvc.lookup in the header (<n> names its scratch file).
+lookup_loop() {
+  h="${1%@*}"
+  srv="${1#*@}"
+  while :; do
+    t0=$(uptime_ms)
+    timeout 5 nslookup "$h" "$srv" >/tmp/ns-$2.out 2>&1
+    rc=$?
+    dt=$(($(uptime_ms) - t0))
+    a=$(awk '/^Name:/ { n = 1 } n && /^Address:? / { print $2; exit }' /tmp/ns-$2.out)
+    if [ $rc = 0 ] && [ -n "$a" ]; then
+      say "lookup $1 ok $dt $a"
+    else
+      why=$(grep -v '^$' /tmp/ns-$2.out | tail -n 1 | tr -s ' \t' ' ')
+      [ $rc = 143 ] && why="timeout after 5 s"
+      say "lookup $1 fail $dt ${why:-exit $rc}"
+    fi
+    sleep 2
+  done
+}
+
+# meta_get <what> <path>: one request of pvc.meta (see the header).
+meta_get() {
+  t0=$(uptime_ms)
+  timeout 5 wget -q -O /tmp/meta.out "http://169.254.169.254$2" 2>/tmp/meta.err
+  rc=$?
+  dt=$(($(uptime_ms) - t0))
+  if [ $rc = 0 ]; then
+    say "meta $1 ok $dt $(oneline /tmp/meta.out)"
+  else
+    why=$(oneline /tmp/meta.err)
+    [ $rc = 143 ] && why="timeout after 5 s"
+    say "meta $1 fail $dt ${why:-exit $rc}"
+  fi
+}
+
+# after_lease: the pvc.lookup and pvc.meta loops, started once the first lease is bound.
+after_lease() {
+  [ -n "$lookups$meta" ] || return
+  while [ ! -f /tmp/dhcp-bound ]; do sleep 0.5; done
+  i=0
+  for l in $(echo "$lookups" | tr ',' ' '); do
+    lookup_loop "$l" "$i" &
+    i=$((i + 1))
+  done
+  [ -n "$meta" ] || return
+  while :; do
+    meta_get instance-id /latest/meta-data/instance-id
+    meta_get user-data /latest/user-data
+    sleep "$meta"
+  done &
 }
 
 # disk_up: the raw disk's marker (see the header). Runs in the foreground, before net_up, so the
