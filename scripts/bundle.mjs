@@ -7,8 +7,8 @@
 //   <out>/netd/lease-hook.js        the dnsmasq lease hook netd points dnsmasq at (beside main.mjs)
 //   <out>/cli/main.mjs              the `pvc` client
 //   <out>/plugins/<name>.js         the shipped health plugins (installed in /usr/share/pvc/plugins)
-//   <out>/proto/pvc/...             the .proto files (libs/rpc loads them at run time from
-//                                   <dir of main.mjs>/../proto)
+//   (no .proto files: libs/rpc's messages and services are generated TypeScript, bundled like
+//   the rest; only grpc-health-check still reads its own health.proto, see `relocate`)
 //   <out>/node_modules/             only what cannot be bundled: the native addons
 //                                   (@unraid/libvirt's libvirt.node, koffi's koffi.node) and the
 //                                   links @pvc/<svc> → ../../<svc>, through which the supervisor's
@@ -127,7 +127,6 @@ for (const svc of SERVICES) {
 await bundle('apps/netd/src/dhcp/lease-hook.ts', join(out, 'netd', 'lease-hook.js'));
 await bundle('apps/cli/src/main.ts', join(out, 'cli', 'main.mjs'));
 writeFileSync(join(out, 'cli', 'package.json'), `${JSON.stringify({ name: '@pvc/cli', type: 'module', exports: './main.mjs' }, null, 2)}\n`);
-cpSync(join(ROOT, 'libs/rpc/proto'), join(out, 'proto'), { recursive: true });
 // The shipped health plugins (keepaliled's plugin_directory): each imports only types, so each
 // compiles alone to one self-contained module.
 const pluginSrc = join(ROOT, 'apps/keepaliled/src/health/plugins');

@@ -21,7 +21,7 @@ mkdir -p "$OUT" "$NODE_PKG" "$CLI_PKG"
 node scripts/bundle.mjs "$STAGE/lib-pvc"
 install -d "$NODE_PKG/usr/lib/pvc" "$NODE_PKG/usr/share/pvc/plugins" "$NODE_PKG/lib/systemd/system" \
   "$NODE_PKG/etc/pvc" "$NODE_PKG/usr/share/doc/pvc-daemon-node" "$NODE_PKG/DEBIAN"
-for d in supervisor netd vmd cephd keepaliled proto grpc-health-check node_modules; do
+for d in supervisor netd vmd cephd keepaliled grpc-health-check node_modules; do
   cp -a "$STAGE/lib-pvc/$d" "$NODE_PKG/usr/lib/pvc/"
 done
 install -m 0644 "$STAGE"/lib-pvc/plugins/*.js "$NODE_PKG/usr/share/pvc/plugins/"

@@ -1,6 +1,5 @@
 export * from './errors.js';
 export * from './sockets.js';
-export * from './proto.js';
 export * from './call.js';
 export * from './handler.js';
 export * from './status.js';

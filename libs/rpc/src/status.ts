@@ -1,43 +1,33 @@
-import * as grpc from '@grpc/grpc-js';
-import { loadProto, serviceClient } from './proto.js';
-import { unaryCall, type CallOptions } from './call.js';
+import type * as grpc from '@grpc/grpc-js';
+import type { CallOptions } from './call.js';
+import { RpcError } from './errors.js';
+import { StatusServiceService, type GetStatusResponse } from './generated/pvc/common/v1/status.js';
+import { rpcClient } from './services.js';
 
 /** Life-cycle states every service reports. */
 export type ServiceState = 'starting' | 'running' | 'stopping';
 
-/** The answer of StatusService.GetStatus. */
-export interface ServiceStatus {
-  service: string;
-  node: string;
-  version: string;
-  state: ServiceState;
-  uptimeSeconds: number;
-  pid: number;
-}
+const STATES: readonly string[] = ['starting', 'running', 'stopping'] satisfies ServiceState[];
 
-const STATUS_SERVICE = 'pvc.common.v1.StatusService';
-
-/** Constructor of the StatusService client/definition (loaded once per caller). */
-export function statusServiceClient(): grpc.ServiceClientConstructor {
-  return serviceClient(loadProto('pvc/common/v1/status.proto'), STATUS_SERVICE);
-}
+/** The answer of StatusService.GetStatus (the generated message, with the state narrowed). */
+export type ServiceStatus = Omit<GetStatusResponse, 'state'> & { state: ServiceState };
 
 /** Adds StatusService to `server`, answering from `current()`. */
 export function addStatusService(server: grpc.Server, current: () => ServiceStatus): void {
-  const ctor = statusServiceClient();
-  server.addService(ctor.service, {
-    getStatus: (_call: grpc.ServerUnaryCall<unknown, ServiceStatus>, cb: grpc.sendUnaryData<ServiceStatus>) => {
+  server.addService(StatusServiceService, {
+    getStatus: (_call: grpc.ServerUnaryCall<unknown, GetStatusResponse>, cb: grpc.sendUnaryData<GetStatusResponse>) => {
       cb(null, current());
     },
   });
 }
 
-/** Asks a local service for its status. */
+/** Asks a local service for its status. Rejects when it reports a state outside {@link ServiceState}. */
 export async function getStatus(target: string, opts: CallOptions = {}): Promise<ServiceStatus> {
-  const Ctor = statusServiceClient();
-  const client = new Ctor(target, grpc.credentials.createInsecure());
+  const client = rpcClient(target, StatusServiceService);
   try {
-    return await unaryCall<object, ServiceStatus>(client, 'getStatus', {}, opts);
+    const res = await client.getStatus({}, opts);
+    if (!STATES.includes(res.state)) throw new RpcError(`getStatus: unknown service state "${res.state}"`, { method: 'getStatus' });
+    return { ...res, state: res.state as ServiceState };
   } finally {
     client.close();
   }

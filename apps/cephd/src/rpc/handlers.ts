@@ -21,7 +21,7 @@ export function registerCephdRpc(server: RpcServer, get: () => Cephd | undefined
   addRpcService(server, CEPHD, {
     getStorageStats: async () => ready(get).getStorageStats(),
     // Only FORCE removes foreign locks; an unset mode (a caller older than the field) gets the safe one.
-    flushLocks: async (req) => ready(get).flushLocks(req.images, req.mode === 'FLUSH_MODE_FORCE' ? 'force' : 'own', req.deadNode ?? ''),
+    flushLocks: async (req) => ready(get).flushLocks(req.images, req.mode === 'FLUSH_MODE_FORCE' ? 'force' : 'own', req.deadNode),
   });
   addRpcService(server, PRIMARY_ROLE, {
     setPrimary: async (req) => ({ primary: await ready(get).setPrimary(req.primary, req.reason) }),

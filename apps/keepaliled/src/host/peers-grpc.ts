@@ -1,4 +1,4 @@
-import { CEPHD, NETD, PRIMARY_ROLE, rpcClient, socketPath, unixTarget, VMD, type RpcClient, type RpcApi, type RpcServiceDef, type ServiceName } from '@pvc/rpc';
+import { CEPHD, NETD, PRIMARY_ROLE, rpcClient, socketPath, unixTarget, VMD, type ApiOf, type RpcClient, type RpcServiceDef, type ServiceName } from '@pvc/rpc';
 import type { PeerCallOptions, Peers } from '../ports.js';
 
 /**
@@ -14,7 +14,7 @@ export class GrpcPeers implements Peers {
   private readonly cephdRole;
 
   constructor(dynamicDirectory: string) {
-    const open = <A extends RpcApi>(svc: ServiceName, def: RpcServiceDef<A>): RpcClient<A> => {
+    const open = <S extends RpcServiceDef>(svc: ServiceName, def: S): RpcClient<ApiOf<S>> => {
       const c = rpcClient(unixTarget(socketPath(dynamicDirectory, svc)), def);
       this.clients.push(c);
       return c;

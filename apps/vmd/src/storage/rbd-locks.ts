@@ -27,7 +27,7 @@ export interface RbdLocks {
 export function cephdRbdLocks(dynamicDirectory: string): RbdLocks {
   const client = rpcClient(unixTarget(socketPath(dynamicDirectory, 'cephd')), CEPHD);
   return {
-    flush: (images, opts) => client.flushLocks({ images: [...images], mode: 'FLUSH_MODE_OWN_STALE' }, opts),
+    flush: (images, opts) => client.flushLocks({ images: [...images], mode: 'FLUSH_MODE_OWN_STALE', deadNode: '' }, opts),
     close: () => client.close(),
   };
 }
