@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger, withTempDir } from '@pvc/runtime';
-import { addRpcService, rpcClient, type RpcServiceDef, RpcError, startLocalServer, unixTarget, socketPath, VMD, PRIMARY_ROLE, CEPHD, NETD, KEEPALIVED, SUPERVISOR, WITNESS } from './index.js';
+import { addRpcService, rpcClient, type CephdApi, type RpcClient, type RpcHandlers, type RpcServiceDef, RpcError, type VmdApi, startLocalServer, unixTarget, socketPath, VMD, PRIMARY_ROLE, CEPHD, NETD, KEEPALIVED, SUPERVISOR, WITNESS } from './index.js';
 
 test('every API definition names a service its .proto really has', () => {
   const defs: RpcServiceDef[] = [VMD, PRIMARY_ROLE, CEPHD, NETD, KEEPALIVED, SUPERVISOR, WITNESS];
@@ -48,4 +48,30 @@ test('a call to a service that is not there fails within its deadline', async ()
     client.close();
   }
   assert.ok(performance.now() - t0 < 2000);
+});
+
+/**
+ * Compile-time contract (`npx tsc -b` fails if it breaks; the @ts-expect-error lines must stay
+ * errors): the messages are exactly the generated ones, so a field renamed in a .proto is an error
+ * at writers and readers alike, never a silent default.
+ */
+test('messages are exact: a missing, unknown or misspelt field does not compile', () => {
+  const client = (c: RpcClient<CephdApi>): void => {
+    // @ts-expect-error every request field is required (deadNode left out)
+    void c.flushLocks({ images: [], mode: 'FLUSH_MODE_FORCE' });
+    // @ts-expect-error a field FlushLocksRequest does not have
+    void c.flushLocks({ images: [], mode: 'FLUSH_MODE_FORCE', deadNode: '', fencedNode: '' });
+    // @ts-expect-error an enum value the proto does not have
+    void c.flushLocks({ images: [], mode: 'FORCE', deadNode: '' });
+    void c.getStorageStats({}).then((s) => {
+      // @ts-expect-error a response field the proto does not have (it is osd_count)
+      void s.osds;
+    });
+  };
+  const server: Pick<RpcHandlers<VmdApi>, 'getResources'> = {
+    // @ts-expect-error a response with a misspelt field (memAllocMiB)
+    getResources: async () => ({ runningDomains: [], memAllocMiB: 0, memProvMib: 0, vcpuAlloc: 0 }),
+  };
+  assert.equal(typeof client, 'function');
+  assert.equal(typeof server.getResources, 'function');
 });
