@@ -4,6 +4,7 @@ import type { VmdApi } from '@pvc/rpc';
 import type { ZkClient } from '@pvc/zk';
 import { ConsoleWatcher, type ConsoleFiles, type LiveXmlReader } from './console/index.js';
 import type { Hypervisor } from './host/hypervisor.js';
+import { createVirshMigrator, type LiveMigrator } from './host/virsh-migrate.js';
 import { watchLibvirtEvents } from './host/libvirt-events.js';
 import { NodeFlusher } from './flush/flusher.js';
 import { createMigrations } from './migration/create.js';
@@ -27,6 +28,8 @@ export interface VmdPorts {
   rbd?: RbdLocks;
   /** Looks up host bridges before a start (omitted = not checked). */
   bridges?: HostBridges;
+  /** Live migration; omitted = virsh over `exec` (neither: migration states are not acted on). */
+  migrator?: LiveMigrator;
 }
 
 
@@ -38,7 +41,8 @@ export function createVmd(config: Config, ports: VmdPorts): { reconciler: Reconc
     lines: config.system.configuration.logging.console_log_lines,
     consoleDir: config.system.configuration.directories.console_log_directory,
   });
-  const migrations = ports.exec && createMigrations(config, { ...ports, exec: ports.exec });
+  const migrator = ports.migrator ?? (ports.exec && createVirshMigrator(ports.exec, hyp.libvirt_uri));
+  const migrations = migrator && createMigrations(config, { ...ports, migrator });
   const reconciler = new Reconciler({
     zk: ports.zk,
     hv: ports.hv,

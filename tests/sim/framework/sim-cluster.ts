@@ -30,6 +30,7 @@ export class SimCluster {
       clock: this.clock, server: this.server, ipmi, spec, logger: silentLogger(), witness,
       log: (node: string, text: string) => this.log(`${node} ${text}`),
       event: (e: KeepalivedEvent) => this.onEvent(e),
+      libvirt: (name: string) => this.nodes.get(name)?.libvirt,
     };
     for (const name of spec.nodes) this.nodes.set(name, new SimNode(name, env));
     this.invariants = new Invariants(this);
@@ -106,8 +107,7 @@ export class SimCluster {
     }
     else if (e.verb === 'ipmi-latency') node(a).ipmiLatencyMs = Number(b) * 1000;
     else if (e.verb === 'zk-expire') {
-      const zk = node(a).zk;
-      if (zk) this.server.expireSession(zk);
+      for (const zk of node(a).sessions()) this.server.expireSession(zk);
     } else if (e.verb === 'zk') {
       this.invariants.zkUp = a !== 'down';
       if (a === 'down') this.server.stop();
@@ -115,13 +115,12 @@ export class SimCluster {
     }
     else if (e.verb === 'maintenance') await this.adminWrite([[paths.config.maintenance, a === 'on' ? 'true' : 'false']]);
     else if (e.verb === 'ready') await this.adminWrite([[paths.node(node(a).name).domainState, 'unflush']]);
-    // The sim's vmd does not move VMs: `flush` marks a node without VMs flushed, as a finished flush would.
-    else if (e.verb === 'flush') await this.adminWrite([[paths.node(node(a).name).domainState, 'flushed']]);
+    else if (e.verb === 'flush') await this.adminWrite([[paths.node(node(a).name).domainState, 'flush']]);
     else if (e.verb === 'show') await this.show(a ?? '');
     else if (e.verb === 'primary') await this.adminWrite([[paths.config.primaryNode, a ?? 'none']]);
   }
 
-  /** `show faults`: every stored fault; `show <vm>`: the VM's keys a recovery touches. */
+  /** `show faults`: every stored fault; `show <vm>`: the VM's keys a recovery touches; `show <node>`: its states. */
   private async show(what: string): Promise<void> {
     if (what === 'faults') {
       const ids = (await this.admin?.children(paths.faults.root).catch(() => [] as string[])) ?? [];
@@ -133,8 +132,14 @@ export class SimCluster {
       }
       return;
     }
+    if (this.nodes.has(what)) {
+      const k = paths.node(what);
+      const [daemon, domain] = await Promise.all([this.read(k.daemonState), this.read(k.domainState)]);
+      this.log(`show: ${what} daemonstate ${daemon} domainstate ${domain}`);
+      return;
+    }
     const uuid = [...this.vmNames].find(([, name]) => name === what)?.[0];
-    if (uuid === undefined) throw new Error(`show ${what}: no such VM (or "faults")`);
+    if (uuid === undefined) throw new Error(`show ${what}: no such VM or node (or "faults")`);
     const d = paths.domain(uuid);
     const [state, node, lastnode, autostart, reason] = await Promise.all([d.state, d.node, d.lastNode, d.nodeAutostart, d.failedReason].map((p) => this.read(p)));
     this.log(`show: ${what} state ${state} node ${node} lastnode "${lastnode}" node_autostart ${autostart} failedreason "${reason}"`);
@@ -144,10 +149,10 @@ export class SimCluster {
     await this.admin?.write(pairs).catch((err: unknown) => this.log(`admin write failed: ${String(err)}`));
   }
 
-  /** Where each VM runs now (hypervisor truth). */
+  /** Where each VM runs now (hypervisor truth: the domains of every node's libvirt). */
   placements(): Map<string, string[]> {
     const out = new Map<string, string[]>();
-    for (const n of this.nodes.values()) for (const vm of n.running) out.set(vm, [...(out.get(vm) ?? []), n.name]);
+    for (const n of this.nodes.values()) for (const vm of n.libvirt.running()) out.set(vm, [...(out.get(vm) ?? []), n.name]);
     return out;
   }
 

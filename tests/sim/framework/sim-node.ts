@@ -8,9 +8,11 @@ import type { Ipmi } from '@pvc/ipmi';
 import { Keepalived } from '../../../apps/keepaliled/src/service.js';
 import type { KeepalivedEvent } from '../../../apps/keepaliled/src/model.js';
 import type { Peers } from '../../../apps/keepaliled/src/ports.js';
+import { createVmd, runVmd } from '../../../apps/vmd/src/vmd.js';
+import type { VmdApi } from '@pvc/rpc';
 import type { ClusterSpec } from './scenario.js';
 import type { BmcHost } from './sim-ipmi.js';
-import { SimVmd, type SimHypervisor } from './sim-vmd.js';
+import { SimLibvirt } from './sim-libvirt.js';
 import type { SimWitnessNet } from './sim-witness.js';
 
 /** What a simulated node needs from its cluster. */
@@ -24,6 +26,8 @@ export interface NodeEnv {
   witness: SimWitnessNet;
   log(node: string, text: string): void;
   event(e: KeepalivedEvent): void;
+  /** Another node's libvirt (live migration target). */
+  libvirt(node: string): SimLibvirt | undefined;
 }
 
 /** Seconds from power-on to the node's services running. */
@@ -49,13 +53,14 @@ function nodeConfig(name: string, spec: ClusterSpec): Config {
 }
 
 /**
- * One simulated node: power, network and BMC reachability; when powered, a "supervisor" that
- * registers it (daemonstate init) and the real keepaliled logic (Keepalived) with a stand-in vmd,
- * all on one FakeZkServer session in virtual time.
+ * One simulated node: power, network and BMC reachability, and its libvirtd ({@link SimLibvirt});
+ * when powered, a "supervisor" that registers it (daemonstate init), then the real keepaliled
+ * (Keepalived) and the real vmd (createVmd/runVmd: reconciler, flusher, migrations), each on its
+ * own FakeZkServer session, in virtual time.
  */
-export class SimNode implements BmcHost, SimHypervisor {
-  readonly running = new Set<string>();
+export class SimNode implements BmcHost {
   readonly config: Config;
+  readonly libvirt: SimLibvirt;
   powered = false;
   network = true;
   /** Only this node's ZK traffic is cut (its network still reaches the other nodes). */
@@ -67,8 +72,10 @@ export class SimNode implements BmcHost, SimHypervisor {
   /** Clock ms of this node's last successful keepalive (the truth, for the invariants). */
   lastKeepaliveOk = 0;
   zk: ZkClient | undefined;
+  /** vmd's own session. */
+  vmdZk: ZkClient | undefined;
   keepalived: Keepalived | undefined;
-  private vmd: SimVmd | undefined;
+  private vmd: VmdApi | undefined;
   private life: AbortController | undefined;
 
   constructor(
@@ -76,14 +83,18 @@ export class SimNode implements BmcHost, SimHypervisor {
     private readonly env: NodeEnv,
   ) {
     this.config = nodeConfig(name, env.spec);
+    this.libvirt = new SimLibvirt({
+      name, clock: env.clock, reachable: () => this.powered && this.network, peer: (n) => env.libvirt(n), log: (text) => env.log(name, text),
+    });
   }
 
   get coordinator(): boolean {
     return this.config.isCoordinator;
   }
 
-  vmLog(what: 'vm-start' | 'vm-stop', vm: string, why: string): void {
-    this.env.log(this.name, `${what} ${vm} (${why})`);
+  /** The ZK sessions of this node's services (keepaliled's, vmd's). */
+  sessions(): ZkClient[] {
+    return [this.zk, this.vmdZk].filter((z): z is ZkClient => z !== undefined);
   }
 
   /** Power on: boots after {@link BOOT_MS}. */
@@ -91,6 +102,7 @@ export class SimNode implements BmcHost, SimHypervisor {
     if (this.powered) return;
     this.powered = true;
     this.env.log(this.name, `power on (${why})`);
+    this.libvirt.powerOn();
     const life = new AbortController();
     this.life = life;
     void this.env.clock.sleep(BOOT_MS, life.signal).then(() => this.boot(life.signal), () => undefined);
@@ -103,13 +115,15 @@ export class SimNode implements BmcHost, SimHypervisor {
     this.env.log(this.name, `power off (${why})`);
     this.life?.abort(new Error('power off'));
     this.life = undefined;
-    for (const vm of [...this.running].sort()) this.vmLog('vm-stop', vm, 'power off');
-    this.running.clear();
+    this.libvirt.powerOff();
+    this.libvirt.onChange = undefined;
     this.duties = false;
-    const zk = this.zk;
+    const sessions = this.sessions();
     this.zk = undefined;
+    this.vmdZk = undefined;
     this.keepalived = undefined;
-    if (zk) {
+    this.vmd = undefined;
+    for (const zk of sessions) {
       this.env.server.disconnect(zk);
       void zk.close().catch(() => undefined);
     }
@@ -127,23 +141,31 @@ export class SimNode implements BmcHost, SimHypervisor {
   }
 
   private applyZkReach(): void {
-    if (!this.zk) return;
-    if (this.network && !this.zkCut) this.env.server.heal(this.zk);
-    else this.env.server.partition(this.zk);
+    for (const zk of this.sessions()) {
+      if (this.network && !this.zkCut) this.env.server.heal(zk);
+      else this.env.server.partition(zk);
+    }
   }
 
   private async boot(signal: AbortSignal): Promise<void> {
     try {
-      const zk = this.env.server.client({ sessionTimeoutMs: this.env.spec.zkSessionTimeoutMs, localExpiry: true, opTimeoutMs: 2_000 });
+      const session = (): ZkClient => this.env.server.client({ sessionTimeoutMs: this.env.spec.zkSessionTimeoutMs, localExpiry: true, opTimeoutMs: 2_000 });
+      const zk = session();
       this.zk = zk;
       // A node without network cannot reach ZK: its session connects once the network is back.
-      if (!this.network || this.zkCut) this.env.server.partition(zk);
+      this.applyZkReach();
       await this.register(zk, signal);
-      const vmd = new SimVmd({ node: this.name, zk, clock: this.env.clock, hv: this });
-      this.vmd = vmd;
+      // vmd starts after the supervisor registered the node (systemd: After=), with its own session.
+      const vmdZk = session();
+      this.vmdZk = vmdZk;
+      this.applyZkReach();
+      const ports = { zk: vmdZk, hv: this.libvirt, clock: this.env.clock, logger: this.env.logger.child({ node: this.name, service: 'vmd' }), migrator: this.libvirt.migrator() };
+      const vmd = createVmd(this.config, ports);
+      this.vmd = vmd.api;
+      this.libvirt.onChange = () => vmd.reconciler.trigger();
       const k = new Keepalived({
         config: this.config, zk, clock: this.env.clock, logger: this.env.logger.child({ node: this.name }),
-        peers: this.peers(), host: { memory: () => Promise.resolve(this.memory()), load1: () => Promise.resolve(0.1) },
+        peers: this.peers(), host: { memory: () => this.memory(), load1: () => Promise.resolve(0.1) },
         ipmi: this.env.ipmi, reset: { reset: (reason) => this.selfReset(reason) }, zkSessionTimeoutMs: this.env.spec.zkSessionTimeoutMs, shutdown: signal,
         witness: this.env.witness.ports(this),
         // A powered-off node's code may still unwind (step-down attempts that fail): not events.
@@ -153,7 +175,7 @@ export class SimNode implements BmcHost, SimHypervisor {
       k.keepalive.onResult((ok) => {
         if (ok) this.lastKeepaliveOk = this.env.clock.now();
       });
-      await Promise.all([vmd.run(signal), k.run(signal)]);
+      await Promise.all([runVmd(this.config, ports, vmd.reconciler, signal), k.run(signal)]);
     } catch (err) {
       if (!(err instanceof AbortedError) && !signal.aborted) this.env.log(this.name, `services failed: ${describeError(err)}`);
     }
@@ -175,8 +197,8 @@ export class SimNode implements BmcHost, SimHypervisor {
     }
   }
 
-  private memory(): { totalMiB: number; usedMiB: number; freeMiB: number } {
-    const used = this.vmd?.resources().memAllocMib ?? 0;
+  private async memory(): Promise<{ totalMiB: number; usedMiB: number; freeMiB: number }> {
+    const used = (await this.vmd?.getResources({}))?.memAllocMib ?? 0;
     return { totalMiB: this.env.spec.memoryMiB, usedMiB: used, freeMiB: this.env.spec.memoryMiB - used };
   }
 
@@ -188,15 +210,15 @@ export class SimNode implements BmcHost, SimHypervisor {
   }
 
   private peers(): Peers {
-    const vmd = (): SimVmd => {
+    const vmd = (): VmdApi => {
       if (!this.vmd || !this.powered) throw new Error('vmd is not running');
       return this.vmd;
     };
     return {
-      resources: () => Promise.resolve().then(() => vmd().resources()),
+      resources: () => Promise.resolve().then(() => vmd().getResources({})),
       networkStats: () => Promise.resolve({ statsJson: '{}', networkCount: 0 }),
       storageStats: () => Promise.resolve({ enabled: false, osdCount: 0 }),
-      stopAllVms: (reason) => Promise.resolve().then(() => vmd().stopAll(reason)),
+      stopAllVms: (reason) => Promise.resolve().then(() => vmd().stopAll({ reason })),
       setPrimaryDuties: (on, reason) => {
         if (this.powered && this.duties !== on) {
           this.duties = on;

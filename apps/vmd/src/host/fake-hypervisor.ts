@@ -79,6 +79,11 @@ export class FakeHypervisor implements Hypervisor {
     return this.domains.has(uuid);
   }
 
+  /** The UUIDs of every domain here, sorted (read at once, without the failure knobs). */
+  uuids(): string[] {
+    return [...this.domains.keys()].sort();
+  }
+
   private check(): void {
     if (this.down) throw new VmdError('LIBVIRT_UNAVAILABLE', 'cannot connect to libvirt at fake:///: Connection refused', { retryable: true });
   }
