@@ -1,10 +1,9 @@
 import { mapLimit } from '@pvc/runtime';
 import { safeDecode, type Codec } from './codec.js';
 import { interfaceMacs } from './domain-bridges.js';
-import { ZkError } from './errors.js';
 import { domainKeys, networkKeys } from './keys.js';
 import { checkIp, checkMac, checkVni } from './networks-addr.js';
-import { leaseKeys, reservationKeys } from './networks.js';
+import { childrenOf, leaseKeys, reservationKeys } from './networks.js';
 import { paths } from './schema.js';
 import type { OpOptions, ZkClient } from './types.js';
 
@@ -151,11 +150,3 @@ async function value<T>(zk: ZkClient, path: string, codec: Codec<T>, problems: C
   return undefined;
 }
 
-async function childrenOf(zk: ZkClient, path: string, opts: OpOptions): Promise<string[]> {
-  try {
-    return (await zk.children(path, opts)).sort();
-  } catch (err) {
-    if (err instanceof ZkError && err.code === 'NO_NODE') return [];
-    throw err;
-  }
-}

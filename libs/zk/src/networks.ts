@@ -138,7 +138,8 @@ export async function readClientNetwork(zk: ZkClient, vniText: string, opts: OpO
   }
 }
 
-async function childrenOf(zk: ZkClient, path: string, opts: OpOptions): Promise<string[]> {
+/** The children of `path`, sorted; none when it does not exist (removed meanwhile). */
+export async function childrenOf(zk: ZkClient, path: string, opts: OpOptions = {}): Promise<string[]> {
   try {
     return (await zk.children(path, opts)).sort();
   } catch (err) {
