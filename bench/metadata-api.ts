@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { captureLogger, realClock } from '@pvc/runtime';
 import { baseKeys, connectZk, leaseKeys, newDomainObject, newNetworkObject, type ZkClient } from '@pvc/zk';
 import { buildMetadataApi, FakeUserData } from '../apps/netd/src/metadata/index.js';
+import { countingZk as counting } from '../tests/support/counting-zk.js';
 import { ZkTestServer } from '../tests/support/zk-server.js';
 
 const { values } = parseArgs({ options: { vms: { type: 'string', default: '200' }, networks: { type: 'string', default: '10' }, runs: { type: 'string', default: '200' } } });
@@ -48,23 +49,6 @@ async function seed(zk: ZkClient): Promise<void> {
   }
 }
 
-/** A client whose reads are counted (read, get, children, exists). */
-function counting(zk: ZkClient): { zk: ZkClient; ops: { n: number } } {
-  const ops = { n: 0 };
-  const counted = new Set(['read', 'get', 'children', 'exists']);
-  const proxy = new Proxy(zk, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function') return v;
-      if (!counted.has(String(prop))) return v.bind(target);
-      return (...args: unknown[]) => {
-        ops.n += 1;
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { zk: proxy, ops };
-}
 
 function get(port: number, path: string, localAddress: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -12,6 +12,7 @@ import { captureLogger, realClock } from '@pvc/runtime';
 import { connectZk, newDomainObject, newNodeObject, paths, type ZkClient } from '@pvc/zk';
 import { startMetricsServer } from '../apps/keepaliled/src/metrics/server.js';
 import { readMetricsInput } from '../apps/keepaliled/src/metrics/source.js';
+import { countingZk as counting } from '../tests/support/counting-zk.js';
 import { ZkTestServer } from '../tests/support/zk-server.js';
 
 const { values } = parseArgs({ options: { vms: { type: 'string', default: '200' }, nodes: { type: 'string', default: '10' }, runs: { type: 'string', default: '9' } } });
@@ -61,23 +62,6 @@ async function seed(zk: ZkClient): Promise<void> {
   await zk.write([[pool.pgs, '64'], [pool.tier, 'default'], [pool.stats, JSON.stringify({ used_percent: 0.1, num_objects: 100, used_bytes: 1e9 })]]);
 }
 
-/** A client whose reads are counted (read, get, children, exists). */
-function counting(zk: ZkClient): { zk: ZkClient; ops: { n: number } } {
-  const ops = { n: 0 };
-  const counted = new Set(['read', 'get', 'children', 'exists']);
-  const proxy = new Proxy(zk, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function') return v;
-      if (!counted.has(String(prop))) return v.bind(target);
-      return (...args: unknown[]) => {
-        ops.n += 1;
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { zk: proxy, ops };
-}
 
 async function main(): Promise<void> {
   const server = await ZkTestServer.start();
