@@ -92,7 +92,7 @@ export function consoleDisk(file: string, name: string, from = 0): ConsoleDisk {
   return out;
 }
 
-/** A DNS lookup the guest made (init.sh `pvc.lookup`): `lookup <host>@<server> ok|fail <ms> <ip|why>`. */
+/** A DNS lookup the guest made (init.sh `pvc.lookup`): `lookup <host>/<server> ok|fail <ms> <ip|why>`. */
 export interface ConsoleLookup {
   host: string;
   server: string;
@@ -106,7 +106,7 @@ export interface ConsoleLookup {
 /** The guest's lookups after `from` (bytes), in order; only those of `host` when given. */
 export function consoleLookups(file: string, name: string, from = 0, host?: string): ConsoleLookup[] {
   return guestLines(file, name, from).flatMap((l) => {
-    const m = /^lookup ([^@\s]+)@(\S+) (ok|fail) (\d+) ?(.*)$/.exec(l);
+    const m = /^lookup ([^/\s]+)\/(\S+) (ok|fail) (\d+) ?(.*)$/.exec(l);
     if (!m || (host !== undefined && m[1] !== host)) return [];
     return [{ host: m[1]!, server: m[2]!, ok: m[3] === 'ok', ms: Number(m[4]), value: m[5]! }];
   });

@@ -13,10 +13,11 @@
 #                         to udhcpc (a unicast renew to the server); a success prints a "lease … renew"
 #   pvc.ping=<ip>[,<ip>]  with pvc.net: per target, once a second, "ping <ip> <seq> ok|fail"
 #                         (busybox ping -c 1 -W 1; seq counts from 0 per target)
-#   pvc.lookup=<host>@<server>[,<host>@<server>]
+#   pvc.lookup=<host>/<server>[,<host>/<server>]
 #                         with pvc.net, from the first lease on: per entry, every 2 s, busybox
-#                         nslookup <host> <server> (5 s bound): "lookup <host>@<server> ok <ms> <ip>"
-#                         (the first address answered) or "lookup <host>@<server> fail <ms> <why>"
+#                         nslookup <host> <server> (5 s bound): "lookup <host>/<server> ok <ms> <ip>"
+#                         (the first address answered) or "lookup <host>/<server> fail <ms> <why>"
+#                         (no "@": the test domain XML allows only [A-Za-z0-9._,=:/-] on the cmdline)
 #   pvc.meta=<s>          with pvc.net, from the first lease on: every <s> seconds busybox wget (5 s
 #                         bound each; its -T option crashes Debian's busybox 1.35) of
 #                         http://169.254.169.254/latest/meta-data/instance-id, then /latest/user-data:
@@ -138,10 +139,10 @@ uptime_ms() { read -r u _ </proc/uptime; echo "${u%.*}${u#*.}0"; }
 # oneline <file>: the file's text on one line (line breaks as |, no trailing |), at most 200 chars.
 oneline() { tr '\n' '|' <"$1" | sed 's/|$//' | cut -c 1-200; }
 
-# lookup_loop <host>@<server> <n>: see pvc.lookup in the header (<n> names its scratch file).
+# lookup_loop <host>/<server> <n>: see pvc.lookup in the header (<n> names its scratch file).
 lookup_loop() {
-  h="${1%@*}"
-  srv="${1#*@}"
+  h="${1%/*}"
+  srv="${1#*/}"
   while :; do
     t0=$(uptime_ms)
     timeout 5 nslookup "$h" "$srv" >/tmp/ns-$2.out 2>&1
