@@ -31,6 +31,10 @@ const GW = '10.53.0.1';
 const PDNS_ADDR = '127.0.53.53';
 const PERIOD_MS = 10_000;
 const NETWORK: AggregatedNetwork = { vni: 53, domain: DOMAIN, server: GW, nameServers: [] };
+/** A second managed network, added while pdns_server runs (its own dnsmasq on a second gateway). */
+const DOMAIN2 = 'test54.local';
+const GW2 = '10.53.0.2';
+const NETWORK2: AggregatedNetwork = { vni: 54, domain: DOMAIN2, server: GW2, nameServers: [] };
 
 function requireTools(): void {
   assert.equal(process.getuid?.(), 0, 'the DNS aggregator integration test needs root (namespaces, PostgreSQL as postgres, port binding)');
@@ -44,6 +48,8 @@ describe('DNS aggregator: real PostgreSQL, pdns_server, dnsmasq, dig [root only]
   let dir = '';
   let pg: PgTestServer | undefined;
   let dnsmasq: ChildProcess | undefined;
+  let dnsmasq2: ChildProcess | undefined;
+  const networks: AggregatedNetwork[] = [NETWORK];
   let client: ChildProcess | undefined;
   let agg: DnsAggregator | undefined;
   let pdns: PdnsProcess | undefined;
@@ -113,7 +119,7 @@ describe('DNS aggregator: real PostgreSQL, pdns_server, dnsmasq, dig [root only]
       store: createPgDnsStore(db, { connectTimeoutMs: 2_000 }),
       axfr: createDigAxfr(exec, { prefix: ['ip', 'netns', 'exec', NS] }),
       pdns,
-      networks: () => Promise.resolve([NETWORK]),
+      networks: () => Promise.resolve([...networks]),
       clock: realClock,
       logger,
       upstreamDomain: settings.upstreamDomain,
@@ -127,6 +133,7 @@ describe('DNS aggregator: real PostgreSQL, pdns_server, dnsmasq, dig [root only]
       ['aggregator', () => agg?.stop('test over')],
       ['udhcpc', () => client?.kill('SIGKILL')],
       ['dnsmasq', () => dnsmasq?.kill('SIGKILL')],
+      ['second dnsmasq', () => dnsmasq2?.kill('SIGKILL')],
       ['namespaces', () => [CLIENT, NS].forEach(deleteNetns)],
       ['PostgreSQL', () => pg?.close()],
       ['temp dir', () => dir && rmSync(dir, { recursive: true, force: true })],
@@ -183,6 +190,23 @@ describe('DNS aggregator: real PostgreSQL, pdns_server, dnsmasq, dig [root only]
     }
     console.log(`lease → resolvable through the aggregator (period ${PERIOD_MS} ms): ${times.map((t) => `${t} ms`).join(', ')}`);
     for (const t of times) assert.ok(t <= PERIOD_MS + 1_000 + 300, `${t} ms exceeds the period + 1 s (+ 0.3 s of polling)`);
+  });
+
+  test('a network added while pdns_server runs: its zone answers within the period + 1 s (PowerDNS learns new zones at once)', async () => {
+    ip('-n', NS, 'address', 'add', `${GW2}/24`, 'dev', 'vmbr53');
+    writeFileSync(join(dir, 'hosts2'), '10.53.0.41 newhost\n');
+    dnsmasq2 = spawn('ip', ['netns', 'exec', NS, '/usr/sbin/dnsmasq', '--conf-file=/dev/null', '--keep-in-foreground', '--no-resolv', '--no-hosts',
+      '--bind-interfaces', `--listen-address=${GW2}`, `--domain=${DOMAIN2}`, `--local=/${DOMAIN2}/`, '--expand-hosts', '--port=53',
+      `--auth-zone=${DOMAIN2}`, `--auth-peer=${GW2}`, `--auth-server=${GW2}`, `--auth-sec-servers=${GW2}`, `--addn-hosts=${join(dir, 'hosts2')}`,
+      `--pid-file=${join(dir, 'dnsmasq2.pid')}`, `--log-facility=${join(dir, 'dnsmasq2.log')}`], { stdio: 'ignore' });
+    // Asked before the zone exists (a negative answer PowerDNS may cache), then the network appears.
+    assert.deepEqual(resolve(`newhost.${DOMAIN2}`), []);
+    const added = Date.now();
+    networks.push(NETWORK2);
+    await waitResolves(`newhost.${DOMAIN2}`, ['10.53.0.41'], 3 * PERIOD_MS);
+    const took = Date.now() - added;
+    console.log(`network added → its name resolvable through the aggregator (period ${PERIOD_MS} ms): ${took} ms`);
+    assert.ok(took <= PERIOD_MS + 1_000 + 300, `${took} ms exceeds the period + 1 s (+ 0.3 s of polling)`);
   });
 
   test('database stopped: errors naming coordinator.dns.database, retried with backoff; back: pdns and the aggregator recover', async () => {

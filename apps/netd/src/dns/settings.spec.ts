@@ -42,6 +42,7 @@ test('pdns_server arguments: the original\'s, without the password (see the modu
     '--slave=yes',
     '--slave-renotify=yes',
     '--version-string=powerdns',
+    '--zone-cache-refresh-interval=0',
     '--socket-dir=/run/pvc/pdns',
     '--launch=gpgsql',
     '--gpgsql-host=localhost',

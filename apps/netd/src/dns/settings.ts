@@ -76,6 +76,10 @@ export function pdnsArgs(s: Omit<AggregatorSettings, 'logFile' | 'upstreamDomain
     '--slave=yes',
     '--slave-renotify=yes',
     '--version-string=powerdns',
+    // No zone cache: PowerDNS (4.5+) otherwise learns a zone added to the database only at its next
+    // refresh (300 s), so a new managed network's names went unanswered meanwhile. Each query looks
+    // its zone up in PostgreSQL instead; the zones are few and small.
+    '--zone-cache-refresh-interval=0',
     `--socket-dir=${s.socketDir}`,
     '--launch=gpgsql',
     `--gpgsql-host=${db.host}`,
