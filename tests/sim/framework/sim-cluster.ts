@@ -18,6 +18,8 @@ export class SimCluster {
   readonly nodes = new Map<string, SimNode>();
   readonly lines: string[] = [];
   readonly invariants: Invariants;
+  /** Called after every step of {@link run} (benchmarks sample the nodes here). */
+  onStep: (() => void) | undefined;
   private readonly vmNames = new Map<string, string>();
   private readonly start = this.clock.now();
   private admin: ZkClient | undefined;
@@ -86,6 +88,7 @@ export class SimCluster {
       }
       await this.clock.advance(STEP_MS);
       this.invariants.step();
+      this.onStep?.();
     }
   }
 

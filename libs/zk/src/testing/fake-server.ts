@@ -5,6 +5,7 @@ import type { ZkErrorCode } from '../errors.js';
 import type { ZkClient } from '../types.js';
 import { FakeSession, type FakeServerPort } from './fake-session.js';
 import { FakeTree } from './fake-tree.js';
+import { FakeZkStats } from './fake-stats.js';
 
 /** Options of a fake client (the same knobs as the real one, minus the network). */
 export interface FakeConnectOptions {
@@ -44,6 +45,8 @@ export type SessionRef = string | ZkClient;
  */
 export class FakeZkServer implements FakeServerPort {
   readonly tree: FakeTree;
+  /** Requests by kind and watch notifications delivered, since the server was made. */
+  readonly stats = new FakeZkStats();
   private readonly sessions = new Map<string, FakeSession>();
   private readonly expiryTimers = new Map<string, AbortController>();
   private readonly failures: { code: ZkErrorCode; applied: boolean }[] = [];

@@ -2,10 +2,13 @@ import { zkError, ZkTransactionError, type ZkError } from '../errors.js';
 import type { RawWatchEvent, RawWatcher, SessionHandle, SessionListener } from '../core/session.js';
 import type { DataSnapshot, ZkOp, ZkOpResult, ZkStat } from '../types.js';
 import type { FakeTree } from './fake-tree.js';
+import type { FakeZkStats } from './fake-stats.js';
 
 /** What a fake session needs from its server. */
 export interface FakeServerPort {
   readonly tree: FakeTree;
+  /** Request and notification counters. */
+  readonly stats: FakeZkStats;
   /** Distributes the watch events of an applied change to every session. */
   dispatch(events: readonly RawWatchEvent[]): void;
   /** Consumes a pending `failNextWrite` knob, if any. */
@@ -50,6 +53,7 @@ export class FakeSession implements SessionHandle {
 
   getData(path: string, watcher?: RawWatcher): Promise<DataSnapshot> {
     return this.run(() => {
+      this.server.stats.op('getData');
       const v = this.server.tree.get(path);
       if (watcher) add(this.data, path, watcher);
       return v;
@@ -58,6 +62,7 @@ export class FakeSession implements SessionHandle {
 
   exists(path: string, watcher?: RawWatcher): Promise<ZkStat | undefined> {
     return this.run(() => {
+      this.server.stats.op('exists');
       const s = this.server.tree.stat(path);
       if (watcher) add(s ? this.data : this.exist, path, watcher);
       return s;
@@ -66,6 +71,7 @@ export class FakeSession implements SessionHandle {
 
   getChildren(path: string, watcher?: RawWatcher): Promise<string[]> {
     return this.run(() => {
+      this.server.stats.op('getChildren');
       const c = this.server.tree.children(path);
       if (watcher) add(this.child, path, watcher);
       return c;
@@ -88,7 +94,10 @@ export class FakeSession implements SessionHandle {
   }
 
   multi(ops: readonly ZkOp[]): Promise<ZkOpResult[]> {
-    return this.run(() => this.commit(ops));
+    return this.run(() => {
+      this.server.stats.op('multi');
+      return this.commit(ops);
+    });
   }
 
   async close(): Promise<void> {
@@ -154,12 +163,16 @@ export class FakeSession implements SessionHandle {
     } else {
       take(this.child);
     }
+    if (fired.size > 0) this.server.stats.notification();
     for (const w of fired) queueMicrotask(() => w(e));
   }
 
   private async single(op: ZkOp): Promise<ZkOpResult[]> {
     try {
-      return await this.run(() => this.commit([op]));
+      return await this.run(() => {
+        this.server.stats.op(op.type === 'check' ? 'multi' : op.type);
+        return this.commit([op]);
+      });
     } catch (err) {
       // Single calls report plain errors, not transaction errors.
       if (err instanceof ZkTransactionError) throw zkError(err.code, err.path);

@@ -4,6 +4,8 @@
  */
 export { FakeZkServer } from './fake-server.js';
 export type { FakeConnectOptions, SessionRef, WriteFailure } from './fake-server.js';
+export { FakeZkStats } from './fake-stats.js';
+export type { FakeZkOpKind, FakeZkStatsSnapshot } from './fake-stats.js';
 export { registerZkContract } from './contract.js';
 export type { ZkContractHarness } from './contract-harness.js';
 export { ValueRecorder } from './recorder.js';
