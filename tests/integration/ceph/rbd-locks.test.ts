@@ -44,7 +44,7 @@ for (const cephClient of ['librados', 'cli'] as const) {
     const locks = async (image: string): Promise<Lock[]> => JSON.parse(await ceph.mustInHost('rbd', ['lock', 'list', '--format', 'json', image])) as Lock[];
     const create = (image: string): Promise<string> => ceph.mustInHost('rbd', ['create', '--size', '64M', image]);
     const flush = (images: string[], mode?: 'FLUSH_MODE_OWN_STALE' | 'FLUSH_MODE_FORCE') =>
-      client.flushLocks({ images, ...(mode && { mode }) }, { deadlineMs: 60_000 });
+      client.flushLocks({ images, mode: mode ?? 'FLUSH_MODE_UNSPECIFIED', deadNode: '' }, { deadlineMs: 60_000 });
 
     before(async () => {
       ceph = await CephHost.start();

@@ -28,7 +28,7 @@ describe('cephd with storage disabled (built dist/main.js)', () => {
     const role = rpcClient(cephd.target, PRIMARY_ROLE);
     try {
       assert.deepEqual(await client.getStorageStats({}, { deadlineMs: 1000 }), { enabled: false, osdCount: 0 });
-      const err = await rejectionOf(client.flushLocks({ images: ['vms/vm1_disk0'] }, { deadlineMs: 1000 }), RpcError);
+      const err = await rejectionOf(client.flushLocks({ images: ['vms/vm1_disk0'], mode: 'FLUSH_MODE_UNSPECIFIED', deadNode: '' }, { deadlineMs: 1000 }), RpcError);
       assert.match(err.message, /flushLocks: storage is not enabled on hv1$/);
       assert.equal(err.retryable, false);
       assert.deepEqual(await role.setPrimary({ primary: true, reason: 'takeover' }, { deadlineMs: 1000 }), { primary: true });
@@ -89,7 +89,7 @@ describe('cephd with storage enabled (real ZooKeeper; no Ceph cluster configured
     assert.equal(spawnSync('sh', ['-c', 'command -v rbd']).status, 0, 'rbd is missing: install ceph-common (scripts/setup.sh)');
     const client = rpcClient(cephd.target, CEPHD);
     try {
-      const r = await client.flushLocks({ images: ['vms/vm1_disk0', '-x/y'] }, { deadlineMs: 5000 });
+      const r = await client.flushLocks({ images: ['vms/vm1_disk0', '-x/y'], mode: 'FLUSH_MODE_UNSPECIFIED', deadNode: '' }, { deadlineMs: 5000 });
       assert.deepEqual(r.flushed, []);
       assert.equal(r.failed.length, 2, r.failed.join('\n'));
       // cephd's librados client (the default) finds no monitor in the empty config.

@@ -196,7 +196,7 @@ describe('a VM with an RBD disk through vmd, on a real one-host Ceph, libvirtd +
     assert.deepEqual(await locks(), [held]);
     const watchedBefore = await openedFrom();
     const t0 = realClock.now();
-    const r = await cephdClient.flushLocks({ images: [IMAGE], mode: 'FLUSH_MODE_FORCE' }, { deadlineMs: 60_000 });
+    const r = await cephdClient.flushLocks({ images: [IMAGE], mode: 'FLUSH_MODE_FORCE', deadNode: '' }, { deadlineMs: 60_000 });
     const flushMs = realClock.now() - t0;
     assert.deepEqual(r, { flushed: [IMAGE], failed: [], held: [] });
     // The killed QEMU's watch: gone once Ceph blocklisted its client (rbd lock remove does).
