@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ProcessSpec } from '../host/process-port.js';
 import { CHILD_SERVICES } from './group.js';
@@ -14,12 +15,23 @@ export interface LaunchContext {
   readonly resolve: (specifier: string) => string;
 }
 
+/** `path` with links resolved; as given when it cannot be (tests pass made-up paths). */
+function canonical(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** How to start each child service: the same node, the same flags, the package's main, `--config`. */
 export function childSpecs(ctx: LaunchContext): ProcessSpec[] {
   return CHILD_SERVICES.map((name) => ({
     name,
     command: ctx.execPath,
-    args: [...ctx.execArgv, fileURLToPath(ctx.resolve(`@pvc/${name}`)), '--config', ctx.configPath],
+    // The real path (the workspace's node_modules/@pvc/<name> is a link): one name per service in
+    // ps and /proc, whichever way the package was resolved.
+    args: [...ctx.execArgv, canonical(fileURLToPath(ctx.resolve(`@pvc/${name}`))), '--config', ctx.configPath],
     env: ctx.env,
   }));
 }
