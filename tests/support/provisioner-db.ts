@@ -10,7 +10,8 @@ import type { PgTestServer } from './postgres-server.js';
 /** One provisioner profile and the user-data it points at. */
 export interface ProfileUserData {
   profile: string;
-  userdata: string;
+  /** null: a profile without user-data (`profile.userdata` NULL). */
+  userdata: string | null;
 }
 
 const lit = (s: string): string => `'${s.replace(/'/g, "''")}'`;
@@ -21,10 +22,13 @@ const ident = (s: string): string => {
 
 /** The provisioner's tables and rows, created as `role` (which must own the current database). */
 export function provisionerSchema(role: string, profiles: readonly ProfileUserData[]): string {
-  const rows = profiles.map((p, i) => [
-    `INSERT INTO userdata (id, name, userdata) VALUES (${i + 1}, ${lit(`${p.profile}-ud`)}, ${lit(p.userdata)});`,
-    `INSERT INTO profile (name, profile_type, system_template, userdata, script) VALUES (${lit(p.profile)}, 'provisioner', 1, ${i + 1}, 1);`,
-  ].join('\n'));
+  const rows = profiles.map((p) => {
+    const ud = p.userdata === null ? 'NULL' : `(SELECT id FROM userdata WHERE name = ${lit(`${p.profile}-ud`)})`;
+    return [
+      ...(p.userdata === null ? [] : [`INSERT INTO userdata (name, userdata) VALUES (${lit(`${p.profile}-ud`)}, ${lit(p.userdata)});`]),
+      `INSERT INTO profile (name, profile_type, system_template, userdata, script) VALUES (${lit(p.profile)}, 'provisioner', 1, ${ud}, 1);`,
+    ].join('\n');
+  });
   return `SET ROLE ${ident(role)};
 CREATE TABLE system_template (id serial PRIMARY KEY, name text NOT NULL UNIQUE, vcpu_count integer NOT NULL, vram_mb integer NOT NULL, serial boolean NOT NULL, vnc boolean NOT NULL, vnc_bind text, node_limit text, node_selector text, node_autostart boolean NOT NULL, migration_method text, migration_max_downtime integer DEFAULT 300, ova integer);
 CREATE TABLE script (id serial PRIMARY KEY, name text NOT NULL UNIQUE, script text NOT NULL);

@@ -13,22 +13,19 @@ import { captureLogger, realClock } from '@pvc/runtime';
 import { baseKeys, connectZk, leaseKeys, newDomainObject, newNetworkObject, paths, type ZkClient } from '@pvc/zk';
 import { buildMetadataApi, createPgUserData, type MetadataApi, type MetadataHttpServer } from '../../../apps/netd/src/metadata/index.js';
 import { PgTestServer } from '../../support/postgres-server.js';
+import { provisionerSchema } from '../../support/provisioner-db.js';
 import { ZkTestServer } from '../../support/zk-server.js';
 
 const PASS = 'md-Passw0rd-secret';
 const A = { uuid: 'aaaaaaaa-0000-4000-8000-000000000005', name: 'web1', mac: '52:54:00:00:00:05', ip: '127.0.0.5', profile: 'web' };
 const B = { uuid: 'bbbbbbbb-0000-4000-8000-000000000006', name: 'db1', mac: '52:54:00:00:00:06', ip: '127.0.0.6', profile: 'db' };
 
-/** The original's provisioner tables the query touches, with their columns (api-daemon/pvcapid/models.py). */
-const SCHEMA = `SET ROLE pvcapi;
-CREATE TABLE system_template (id serial PRIMARY KEY, name text NOT NULL UNIQUE, vcpu_count integer NOT NULL, vram_mb integer NOT NULL, serial boolean NOT NULL, vnc boolean NOT NULL, vnc_bind text, node_limit text, node_selector text, node_autostart boolean NOT NULL, migration_method text, migration_max_downtime integer DEFAULT 300, ova integer);
-CREATE TABLE script (id serial PRIMARY KEY, name text NOT NULL UNIQUE, script text NOT NULL);
-CREATE TABLE userdata (id serial PRIMARY KEY, name text NOT NULL UNIQUE, userdata text NOT NULL);
-CREATE TABLE profile (id serial PRIMARY KEY, name text NOT NULL UNIQUE, profile_type text NOT NULL, system_template integer NOT NULL REFERENCES system_template(id), network_template integer, storage_template integer, userdata integer REFERENCES userdata(id), script integer NOT NULL REFERENCES script(id), ova integer, arguments text);
-INSERT INTO system_template (name, vcpu_count, vram_mb, serial, vnc, node_autostart) VALUES ('small', 1, 1024, true, false, false);
-INSERT INTO script (name, script) VALUES ('noop', '#!/usr/bin/env python3');
-INSERT INTO userdata (name, userdata) VALUES ('web-ud', E'#cloud-config\\nhostname: web1\\n'), ('db-ud', E'#cloud-config\\nhostname: db1\\n');
-INSERT INTO profile (name, profile_type, system_template, userdata, script) VALUES ('web', 'provisioner', 1, 1, 1), ('db', 'provisioner', 1, 2, 1), ('bare', 'provisioner', 1, NULL, 1);`;
+/** The provisioner's tables (tests/support/provisioner-db.ts) with a profile per guest and one without user-data. */
+const SCHEMA = provisionerSchema('pvcapi', [
+  { profile: 'web', userdata: '#cloud-config\nhostname: web1\n' },
+  { profile: 'db', userdata: '#cloud-config\nhostname: db1\n' },
+  { profile: 'bare', userdata: null },
+]);
 
 interface Reply { status: number; body: string }
 
