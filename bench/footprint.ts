@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { paths, type ZkClient } from '@pvc/zk';
 import { ZkTestServer } from '../tests/support/zk-server.js';
+import { median, sleep, waitValue } from './zk-wait.js';
 import { freePort } from '../tests/support/ports.js';
 import { initClusterTree, supervisorConfig, zkClient } from '../tests/integration/supervisor/support.js';
 
@@ -32,17 +33,6 @@ const RUNS = Number(values.runs);
 const IDLE_S = Number(values.idle);
 const SERVICES = ['supervisor', 'netd', 'vmd', 'cephd', 'keepaliled'] as const;
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitValue(zk: ZkClient, path: string, want: string, timeoutMs: number): Promise<number> {
-  const t0 = performance.now();
-  while (performance.now() - t0 < timeoutMs) {
-    if ((await zk.read(path).catch(() => undefined)) === want) return performance.now();
-    await sleep(5);
-  }
-  throw new Error(`${path} did not become ${want} within ${timeoutMs} ms`);
-}
 
 /** Child pids of `pid` (from /proc). */
 function childrenOf(pid: number): number[] {

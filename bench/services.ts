@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { paths, type ZkClient } from '@pvc/zk';
 import { ZkTestServer } from '../tests/support/zk-server.js';
+import { median, sleep, waitValue } from './zk-wait.js';
 import { freePort } from '../tests/support/ports.js';
 import { initClusterTree, supervisorConfig, zkClient } from '../tests/integration/supervisor/support.js';
 import { sampleDoc } from '@pvc/config/testing';
@@ -38,17 +39,6 @@ const RUNS = Number(values.runs);
 const IDLE_S = Number(values.idle);
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitValue(zk: ZkClient, path: string, want: string, timeoutMs: number): Promise<number> {
-  const t0 = performance.now();
-  while (performance.now() - t0 < timeoutMs) {
-    if ((await zk.read(path).catch(() => undefined)) === want) return performance.now();
-    await sleep(5);
-  }
-  throw new Error(`${path} did not become ${want} within ${timeoutMs} ms`);
-}
 
 function bareNodeStartMs(): number {
   const t0 = performance.now();
