@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './clock.js';
 export * from './concurrency.js';
 export * from './coalescing-runner.js';
+export * from './work-queue.js';
 export * from './exec.js';
 export * from './logger.js';
 export * from './shutdown.js';
