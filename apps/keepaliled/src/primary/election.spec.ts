@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { paths } from '@pvc/zk';
 import { settle } from '../testing/fakes.js';
-import { co, duties, rig, warnings } from './rig.js';
+import { co, duties, realErrors, rig, transitions, warnings } from './rig.js';
 import { primaryLeaseMs } from './election.js';
 
 for (const n of [2, 3]) {
@@ -198,5 +198,55 @@ test('the new primary\'s duties fail to start once: the takeover is retried, not
   await r.clock.advance(30_000);
   assert.equal(hv1.election.routerState, 'primary');
   assert.equal(hv1.peers.dutiesOn, true);
+  await r.stop();
+});
+
+test('a failing pass is retried after growing delays (0.5, 1, 2, 2 s), logged once per reason and once when it works again', async () => {
+  const r = await rig(['hv1', 'hv2'], { primary: 'hv1', start: false });
+  const hv1 = co(r, 'hv1');
+  hv1.peers.knobs.mode = { setPrimaryDuties: 'fail' };
+  hv1.peers.failWith = realErrors.enoent;
+  hv1.running = hv1.election.run(hv1.ac.signal);
+  await r.clock.advance(4_000);
+  const t0 = duties(hv1)[0]?.[1] ?? NaN;
+  assert.deepEqual(duties(hv1).map(([, at]) => at - t0), [0, 500, 1_500, 3_500], 'the duties asked for again after 0.5, 1, 2 s');
+  assert.equal(hv1.election.passState, 'backoff');
+  // Another reason (netd now times out): logged once more; the delay stays at its 2 s cap.
+  hv1.peers.failWith = realErrors.timeout;
+  await r.clock.advance(4_000);
+  assert.deepEqual(duties(hv1).map(([, at]) => at - t0), [0, 500, 1_500, 3_500, 5_500, 7_500]);
+  hv1.peers.knobs.mode = {};
+  await r.clock.advance(2_000);
+  assert.equal(hv1.election.routerState, 'primary');
+  assert.equal(duties(hv1).at(-1)?.[1], t0 + 9_500);
+  const failed = hv1.log.filter((l) => /primary election: failed; retrying/.test(l.msg));
+  assert.deepEqual(failed.map((l) => [l.level, l.failures, l.retryInMs]), [[40, 1, 500], [40, 5, 2_000]]);
+  assert.match(String(failed[0]?.err), /ENOENT/);
+  assert.match(String(failed[1]?.err), /Deadline exceeded/);
+  assert.deepEqual(hv1.log.filter((l) => /primary election: works again/.test(l.msg)).map((l) => l.failures), [6]);
+  assert.equal(hv1.log.filter((l) => /election pass failed/.test(l.msg)).length, 0);
+  // Re-entering the takeover after each failure wrote `takeover` once.
+  assert.deepEqual(transitions(hv1), ['secondary -> takeover (primary_node names us)', 'takeover -> primary (takeover complete)']);
+  await r.stop();
+});
+
+test('a takeover waiting for the old primary writes `takeover` once and looks again every 0.5 s: a dead primary\'s grace ends the wait with no event', async () => {
+  const names = ['hv1', 'hv2'];
+  const seen: Record<string, number> = {};
+  const r = await rig(names, { primary: 'hv2', routers: { hv1: 'primary' }, start: false, deadPrimaryGraceMs: 3_000, silentForMs: (n) => r.clock.now() - (seen[n] ?? 0) });
+  seen.hv1 = r.clock.now();
+  await r.writer.write([[paths.node('hv1').daemonState, 'dead']]);
+  const hv2 = co(r, 'hv2');
+  hv2.running = hv2.election.run(hv2.ac.signal);
+  await r.clock.advance(2_500);
+  assert.equal(hv2.election.routerState, 'takeover');
+  assert.equal(hv2.peers.calls.length, 0, 'hv1 may still hold its duties');
+  assert.equal(hv2.log.filter((l) => /takeover waits for the old primary/.test(l.msg)).length, 1, 'the wait logged once');
+  await r.clock.advance(1_000);
+  const [on] = duties(hv2);
+  assert.ok(on, 'duties on once hv1 has been silent for the grace');
+  assert.ok(on[1] - seen.hv1 >= 3_000 && on[1] - seen.hv1 <= 3_500, `on ${on[1] - seen.hv1} ms after hv1 was last seen`);
+  assert.deepEqual(transitions(hv2), ['secondary -> takeover (primary_node names us)', 'takeover -> primary (takeover complete)']);
+  assert.equal(hv2.events.filter((e) => e.kind === 'router-state').length, 2);
   await r.stop();
 });

@@ -1,5 +1,5 @@
-import type { Clock, Logger } from '@pvc/runtime';
-import { AbortedError, describeError } from '@pvc/runtime';
+import type { Backoff, Clock, Logger, WorkOutcome, WorkRun } from '@pvc/runtime';
+import { describeError, WorkQueue } from '@pvc/runtime';
 import {
   clusterKeys, createLock, isZkError, locks, nodeKeys, pair, readKey, readKeys, readKeyWithStat, watchKey,
   type DaemonState, type RouterState, type Unsubscribe, type WritePair, type ZkClient,
@@ -62,6 +62,23 @@ export function primaryLeaseMs(sessionTimeoutMs: number, intervalMs: number): nu
 /** How often the lease is looked at: a fraction of it, 50–250 ms. */
 const leaseCheckMs = (leaseMs: number): number => Math.min(250, Math.max(50, Math.floor(leaseMs / 40)));
 
+/**
+ * A takeover waiting for another coordinator to stop its duties looks again this often even with
+ * no event: time alone can end the wait (a dead primary's grace, see `busyOthers`).
+ */
+export const TAKEOVER_RECHECK_MS = 500;
+
+/**
+ * Retries of a failed election pass (ZK errors, duties that did not start): 0.5, 1, 2, 2 … s. The
+ * cap stays well under a keepalive interval (the cluster's own pace: a dead primary is noticed
+ * after several intervals), so a failure that clears slows a handover by at most 2 s; ZK coming
+ * back (`connected`) ends the backoff at once. Unconfirmed duties wait {@link UNCONFIRMED_RETRY_PAUSE_MS}.
+ */
+export const ELECTION_BACKOFF: Backoff = Object.freeze({ initialMs: 500, maxMs: 2_000 });
+
+/** The queue's one key: the election is one level-based pass over all of its keys. */
+const ELECTION = 'election';
+
 /** `undefined` states are absent, empty or unknown (an unknown value is logged by the key reader). */
 interface Snapshot {
   primary: string;
@@ -88,13 +105,17 @@ function holderGone(daemon: DaemonState | undefined): boolean {
 /**
  * Primary coordinator election and the lock-step handover, on `/config/primary_node`.
  *
- * Level-based: every relevant change (primary_node, any coordinator's router or daemon state)
- * marks the election dirty and one loop re-reads and acts, so no event ordering matters.
+ * Level-based: every relevant change (primary_node, any coordinator's router or daemon state, a
+ * ZK reconnect) adds the one key of a {@link WorkQueue}, whose passes re-read everything and act,
+ * so no event ordering matters. A pass that fails is retried with a growing delay
+ * ({@link ELECTION_BACKOFF}; unconfirmed duties after {@link UNCONFIRMED_RETRY_PAUSE_MS}), logged
+ * once per change of reason by the queue.
  * - `none` (or naming a coordinator that is stopped, fenced or gone): `run` secondaries contend
  *   under the election Lock, writing themselves only if the key's version is unchanged.
  * - names us while we are secondary: `takeover` — our duties start only after every other
  *   coordinator has left `primary`/`relinquish`/`takeover` (or is dead/fenced/stopped), then
- *   `primary`. Names someone else while we are primary: `relinquish` — duties stop, `secondary`.
+ *   `primary`. While it waits, the pass ends and the queue runs it again on the next change or
+ *   after {@link TAKEOVER_RECHECK_MS} (`takeover` is written once). Names someone else while we are primary: `relinquish` — duties stop, `secondary`.
  * - ZK session expired while primary, or our keepalive older than the lease: duties stop at once
  *   (others may elect a new primary).
  *
@@ -104,9 +125,10 @@ function holderGone(daemon: DaemonState | undefined): boolean {
  */
 export class PrimaryElection {
   private router: RouterState = 'secondary';
-  private dirty = false;
-  private wake: (() => void) | undefined;
+  private readonly queue: WorkQueue<typeof ELECTION>;
   private skipVersion = -1;
+  /** The coordinators a waiting takeover last logged it waits for (logged when that changes). */
+  private waitingFor = '';
   private stopping = false;
   /** Why the current relinquish began (sent with each retry), and the switch-off in progress (one at a time). */
   private relinquishReason = '';
@@ -117,13 +139,18 @@ export class PrimaryElection {
   /** Our keepalive is older than the lease: no takeover, no claim. */
   private leaseOut = false;
 
-  constructor(private readonly deps: ElectionDeps) {}
+  constructor(private readonly deps: ElectionDeps) {
+    this.queue = new WorkQueue({
+      name: 'primary election', clock: deps.clock, logger: deps.logger, backoff: ELECTION_BACKOFF,
+      describe: () => ({}), work: (_key, run) => this.pass(run),
+    });
+  }
 
   get routerState(): RouterState {
     return this.router;
   }
 
-  /** Runs until `signal` aborts (then call {@link stepDown}). */
+  /** Runs until `signal` aborts (then call {@link stepDown}). Not restartable. */
   async run(signal: AbortSignal): Promise<void> {
     const unsubs = this.watchAll();
     const lease = this.deps.lease;
@@ -131,21 +158,16 @@ export class PrimaryElection {
     const every = this.deps.reassertEveryMs;
     if (every !== undefined) unsubs.push(this.deps.clock.every(every, () => this.reassert(every, signal), signal));
     try {
-      while (!signal.aborted) {
-        if (!this.dirty) await this.sleepUntilDirty(signal);
-        this.dirty = false;
-        await this.reconcile(signal).catch((err: unknown) => {
-          if (signal.aborted) return;
-          // Unconfirmed duties were logged (as an error) where they failed.
-          const unconfirmed = err instanceof DutiesNotConfirmedError;
-          if (!unconfirmed) this.deps.logger.warn({ err: describeError(err) }, 'primary election pass failed; retrying');
-          this.markDirty();
-          return this.deps.clock.sleep(unconfirmed ? UNCONFIRMED_RETRY_PAUSE_MS : 500, signal).catch(() => undefined);
-        });
-      }
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
     } finally {
       for (const u of unsubs) u();
+      await this.queue.stop();
     }
+  }
+
+  /** Where the election's queue is (`backoff`: a failed pass waits to be retried). For tests and status. */
+  get passState(): ReturnType<WorkQueue<typeof ELECTION>['state']> {
+    return this.queue.state(ELECTION);
   }
 
   /** On shutdown: stop duties (bounded), become secondary, hand the role on. Duties not confirmed stopped leave `relinquish`. */
@@ -159,34 +181,43 @@ export class PrimaryElection {
     if (current === self) await zk.set(path, none).catch(() => undefined);
   }
 
-  private markDirty(): void {
-    this.dirty = true;
-    this.wake?.();
+  private markDirty(reason: string): void {
+    this.queue.add(ELECTION, reason);
   }
 
-  private sleepUntilDirty(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.wake = undefined;
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      this.wake = done;
-      signal.addEventListener('abort', done, { once: true });
-    });
+  /** One pass ({@link reconcile}) as the queue sees it. */
+  private async pass(run: WorkRun): Promise<WorkOutcome> {
+    try {
+      const againInMs = await this.reconcile(run.signal);
+      return againInMs === undefined ? { kind: 'done' } : { kind: 'done', againInMs };
+    } catch (err) {
+      // Unconfirmed duties were logged (as an error) where they failed; they are asked again after a pause.
+      if (err instanceof DutiesNotConfirmedError) return { kind: 'retry', reason: err.message, afterMs: UNCONFIRMED_RETRY_PAUSE_MS };
+      return { kind: 'retry', reason: describeError(err) };
+    }
   }
 
   private watchAll(): Unsubscribe[] {
     const { zk, coordinators, self, logger } = this.deps;
-    const mark = (): void => this.markDirty();
-    const unsubs = [watchKey(zk, clusterKeys.primaryNode, mark, logger), zk.on('connected', mark)];
+    const mark = (reason: string) => (): void => this.markDirty(reason);
+    const unsubs = [watchKey(zk, clusterKeys.primaryNode, mark('primary_node'), logger), zk.on('connected', () => this.reconnected())];
     unsubs.push(zk.on('expired', () => void this.dropUnasked('ZK session expired')));
     for (const c of coordinators) {
       if (c === self) continue;
       const k = nodeKeys(c);
-      unsubs.push(watchKey(zk, k.routerState, mark, logger), watchKey(zk, k.daemonState, mark, logger));
+      unsubs.push(watchKey(zk, k.routerState, mark(`${c} routerstate`), logger), watchKey(zk, k.daemonState, mark(`${c} daemonstate`), logger));
     }
     return unsubs;
+  }
+
+  /**
+   * ZK is back: a pass at once. A pass waiting out a failure (most likely ZK's) starts its streak
+   * afresh instead of finishing its backoff — except unconfirmed duties, whose pause is about the
+   * local services, not ZK.
+   */
+  private reconnected(): void {
+    if (this.router !== 'relinquish') this.queue.forget(ELECTION);
+    this.markDirty('ZK connected');
   }
 
   private async snapshot(): Promise<Snapshot> {
@@ -204,29 +235,32 @@ export class PrimaryElection {
     return { primary: p.value, version: p.stat.version, mine, others };
   }
 
-  private async reconcile(signal: AbortSignal): Promise<void> {
-    if (this.stopping) return;
+  /** One pass; returns when to look again with no event (a waiting takeover), else undefined. */
+  private async reconcile(signal: AbortSignal): Promise<number | undefined> {
+    if (this.stopping) return undefined;
     // Duties not confirmed stopped are seen to first, with or without ZK (the call is local).
     if (this.router === 'relinquish') return this.relinquish(this.relinquishReason, signal);
-    if (this.deps.zk.state !== 'connected') return;
+    if (this.deps.zk.state !== 'connected') return undefined;
     const s = await this.snapshot();
     const { self } = this.deps;
-    if (s.mine !== this.router && (this.router === 'secondary' || this.router === 'primary')) {
-      // E.g. we dropped our duties while cut off and ZK still says primary: put it right.
+    const wrote = s.mine !== this.router;
+    if (wrote) {
+      // E.g. we dropped our duties while cut off and ZK still says primary, or our `takeover` write
+      // failed: put it right.
       await this.deps.zk.write([pair(nodeKeys(self).routerState, this.router)]);
     }
-    if (this.leaseOut) return; // no duties without a fresh keepalive; checkLease asks for a pass
+    if (this.leaseOut) return undefined; // no duties without a fresh keepalive; checkLease asks for a pass
     if (s.primary === self) {
-      // From `takeover` too: a takeover that failed half-way (duties did not start) is retried.
-      if (this.router === 'secondary' || this.router === 'takeover') await this.takeover(signal);
-      return;
+      // From `takeover` too: a takeover that waits, or failed half-way (duties did not start), goes on.
+      if (this.router === 'secondary' || this.router === 'takeover') return this.takeover(wrote ? undefined : s, signal);
+      return undefined;
     }
     if (this.router === 'primary' || this.router === 'takeover') {
       this.skipVersion = s.version;
-      await this.relinquish(`primary_node is ${s.primary}`, signal);
-      return;
+      return this.relinquish(`primary_node is ${s.primary}`, signal);
     }
     if (this.vacant(s) && s.version !== this.skipVersion && this.deps.mayContend()) await this.contend(s, signal);
+    return undefined;
   }
 
   private vacant(s: Snapshot): boolean {
@@ -251,7 +285,7 @@ export class PrimaryElection {
     } finally {
       await lock.release().catch(() => false);
     }
-    this.markDirty();
+    this.markDirty('claimed');
   }
 
   /**
@@ -266,49 +300,48 @@ export class PrimaryElection {
       .map(([name]) => name);
   }
 
-  private async takeover(signal: AbortSignal): Promise<void> {
-    await this.setRouter('takeover', 'primary_node names us');
-    for (;;) {
-      const s = await this.snapshot();
+  /**
+   * `takeover`, written once; then, on a snapshot read after ZK has it (`fresh`: the pass's own,
+   * when ZK already had it), either the coordinators still busy — the pass ends and asks to run
+   * again in {@link TAKEOVER_RECHECK_MS} — or our duties on and `primary`.
+   */
+  private async takeover(fresh: Snapshot | undefined, signal: AbortSignal): Promise<number | undefined> {
+    let s = fresh;
+    if (this.router !== 'takeover' || s?.mine !== 'takeover') {
+      if (this.router !== 'takeover') await this.setRouter('takeover', 'primary_node names us');
+      s = await this.snapshot();
       if (s.primary !== this.deps.self) return this.relinquish('primary_node changed during takeover', signal);
-      const busy = this.busyOthers(s);
-      if (busy.length === 0) break;
-      this.deps.logger.info({ waitingFor: busy }, 'takeover waits for the old primary to stop its duties');
-      await this.waitDirty(signal, 500);
     }
+    const busy = this.busyOthers(s);
+    const waitingFor = busy.join(',');
+    if (waitingFor !== this.waitingFor && busy.length > 0) this.deps.logger.info({ waitingFor: busy }, 'takeover waits for the old primary to stop its duties');
+    this.waitingFor = waitingFor;
+    if (busy.length > 0) return TAKEOVER_RECHECK_MS;
     await this.deps.peers.setPrimaryDuties(true, 'takeover', { deadlineMs: 30_000, signal });
     this.deps.events({ kind: 'primary-duties', node: this.deps.self, on: true, reason: 'takeover' });
     await this.deps.zk.write(this.deps.primaryKeys()).catch((err: unknown) =>
       this.deps.logger.warn({ err: describeError(err) }, 'could not write the primary-only /config keys'));
     await this.setRouter('primary', 'takeover complete');
-  }
-
-  /** Waits for a change, or at most `maxMs` (time alone can end a wait, e.g. a dead primary's grace). */
-  private async waitDirty(signal: AbortSignal, maxMs: number): Promise<void> {
-    if (!this.dirty) {
-      const timer = new AbortController();
-      const both = AbortSignal.any([signal, timer.signal]);
-      void this.deps.clock.sleep(maxMs, both).then(() => this.wake?.(), () => undefined);
-      await this.sleepUntilDirty(both);
-      timer.abort();
-    }
-    this.dirty = false;
-    if (signal.aborted) throw new AbortedError('takeover', signal.reason);
+    return undefined;
   }
 
   /**
    * `relinquish`, duties off, `secondary`. Duties not confirmed stopped: still `relinquish`, and the pass
-   * fails so that the loop tries again (at shutdown it is left so). Cut by `signal`: left for stepDown.
+   * fails so that the queue tries again (at shutdown it is left so). Cut by `signal`: left for stepDown.
    */
-  private async relinquish(reason: string, signal?: AbortSignal): Promise<void> {
+  private async relinquish(reason: string, signal?: AbortSignal): Promise<undefined> {
     if (this.router !== 'relinquish') {
       this.relinquishReason = reason;
       await this.setRouter('relinquish', reason);
     }
     const verdict = await this.dutiesOff(reason, signal);
-    if (verdict === undefined) return;
-    if (verdict.router === 'secondary') return this.setRouter('secondary', verdict.reason);
+    if (verdict === undefined) return undefined;
+    if (verdict.router === 'secondary') {
+      await this.setRouter('secondary', verdict.reason);
+      return undefined;
+    }
     if (!this.stopping) throw new DutiesNotConfirmedError(verdict.reason);
+    return undefined;
   }
 
   /** While primary (and not switching off), asks the services for the duties again. */
@@ -349,7 +382,7 @@ export class PrimaryElection {
     this.leaseOut = silentMs >= lease.ms;
     if (wasOut && !this.leaseOut) {
       this.deps.logger.info({ silentMs }, 'keepalives acknowledged again: the primary lease holds');
-      this.markDirty();
+      this.markDirty('lease holds again');
     }
     if (!this.leaseOut || this.stopping || (this.router !== 'primary' && this.router !== 'takeover')) return;
     void this.dropUnasked(`no keepalive acknowledged by ZK for ${silentMs} ms (lease ${lease.ms} ms)`);
@@ -358,8 +391,8 @@ export class PrimaryElection {
   /**
    * Duties off without a word from ZK (session expired, lease ran out): another node may be
    * elected. No setRouter: ZK cannot be written now; a later pass puts our routerstate right and,
-   * if primary_node still names us, takes over again. Unconfirmed duties stay `relinquish` (the
-   * loop retries).
+   * if primary_node still names us, takes over again. Unconfirmed duties stay `relinquish` (a
+   * pass retries).
    */
   private async dropUnasked(why: string): Promise<void> {
     if (this.router !== 'primary' && this.router !== 'takeover') return;
@@ -368,7 +401,7 @@ export class PrimaryElection {
     this.relinquishReason = why;
     const verdict = await this.dutiesOff(why);
     if (verdict?.router === 'secondary') this.router = 'secondary';
-    this.markDirty();
+    this.markDirty('duties dropped unasked');
   }
 
   private async setRouter(to: RouterState, reason: string): Promise<void> {

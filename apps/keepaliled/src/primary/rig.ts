@@ -88,6 +88,8 @@ export async function rig(
   opts: {
     primary?: string; routers?: Record<string, string>; start?: boolean;
     lease?: { ms: number; silentForMs: (name: string) => number }; reassertEveryMs?: number;
+    /** The liveness tracker's view and a dead primary's grace (see ElectionDeps). */
+    silentForMs?: (name: string) => number | undefined; deadPrimaryGraceMs?: number;
   } = {},
 ): Promise<Rig> {
   const clock = new VirtualClock(T0);
@@ -108,6 +110,8 @@ export async function rig(
       primaryKeys: () => [[paths.config.migrationTargetSelector, 'mem']], mayContend: () => coord.contend,
       ...(opts.lease && { lease: { ms: opts.lease.ms, ownSilentForMs: () => opts.lease!.silentForMs(name) } }),
       ...(opts.reassertEveryMs !== undefined && { reassertEveryMs: opts.reassertEveryMs }),
+      ...(opts.silentForMs && { silentForMs: opts.silentForMs }),
+      ...(opts.deadPrimaryGraceMs !== undefined && { deadPrimaryGraceMs: opts.deadPrimaryGraceMs }),
     });
     c[name] = coord;
   }
