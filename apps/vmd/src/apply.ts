@@ -8,7 +8,7 @@ import type { MigrationTracker } from './migration/tracker.js';
 import { flushBeforeStart } from './storage/flush-before-start.js';
 import type { RbdStartGuard } from './storage/start-guard.js';
 import type { Action, Expect, ShutdownInProgress } from './model.js';
-import type { StartHandover, StartJobs } from './start-jobs.js';
+import type { StartHandover, StartJobs, StartRun } from './start-jobs.js';
 
 /** What the apply step works with. */
 export interface ApplyDeps {
@@ -26,6 +26,8 @@ export interface ApplyDeps {
   rbd?: RbdStartGuard | undefined;
   /** Runs starts in the background, bounded (owned by the reconciler). */
   starts: StartJobs;
+  /** Why no VM may be started here now (fence-flush, dead, halted…), read by a start job right before it acts. */
+  startBlocked?: (() => string | undefined) | undefined;
   /**
    * The bridges a VM's interfaces name must exist before it is created (waited for up to
    * `boundMs`, then the VM fails naming the bridge and its network); absent = not checked.
@@ -34,8 +36,9 @@ export interface ApplyDeps {
 }
 
 /**
- * Outcome of one action. `skipped` = ZK changed since planning, or no room for one more start
- * (a later pass replans); `started` = a start handed to {@link StartJobs} (its outcome is logged).
+ * Outcome of one action. `skipped` = ZK changed since planning, or a start not handed over (see
+ * `NOT_STARTED`); `started` = a start handed to {@link StartJobs} (queued for a slot; the queue
+ * logs its failures, once per change).
  */
 export interface ActionResult {
   action: Action;
@@ -88,28 +91,38 @@ function logFailure(action: Action, err: unknown, deps: ApplyDeps): string {
   return error;
 }
 
-/** Starts a VM in the background; the job re-checks the session and the ZK keys before it acts. */
+/**
+ * Hands a start to {@link StartJobs}. The job runs when a slot is free — maybe much later, maybe
+ * as a retry — so right before it acts it re-checks the session, the start guard (fence-flush,
+ * dead, halted) and the VM's ZK keys, and after a try that threw, that libvirt does not already
+ * run the domain (a createXML whose answer was lost must not be sent twice).
+ */
 function handOver(action: Extract<Action, { kind: 'start' }>, deps: ApplyDeps): ActionResult {
-  const job = async (signal: AbortSignal): Promise<void> => {
-    try {
-      // Contract (as above, checked again: the job may run after the session dropped).
-      if (signal.aborted || deps.zk.state !== 'connected') return;
-      if (!(await stillWanted(action.uuid, action.expect, deps))) return;
-      await startVm(action, { ...deps, logger: deps.logger.child({ vm: action.name, uuid: action.uuid }) }, signal);
-    } catch (err) {
-      logFailure(action, err, deps);
-      throw err;
+  const log = deps.logger.child({ vm: action.name, uuid: action.uuid });
+  const job = async ({ signal, retry }: StartRun): Promise<void> => {
+    // Contract (as above, checked again: the job may run after the session dropped).
+    if (signal.aborted || deps.zk.state !== 'connected') return;
+    const blocked = deps.startBlocked?.();
+    if (blocked !== undefined) {
+      log.info({ blocked }, 'start not attempted: starts are blocked here now');
+      return;
     }
+    if (!(await stillWanted(action.uuid, action.expect, deps))) return;
+    if (retry && (await deps.hv.list()).some((d) => d.uuid === action.uuid && d.active)) {
+      log.info('the VM runs here after a start try that failed: not created again');
+      await clearFailedReason(action.uuid, deps);
+      return;
+    }
+    await startVm(action, { ...deps, logger: log }, signal);
   };
-  const handed = deps.starts.run(action.uuid, job);
+  const handed = deps.starts.run(action.uuid, job, action.name);
   if (handed === 'started') return { action, outcome: 'started' };
   return { action, outcome: 'skipped', error: NOT_STARTED[handed] };
 }
 
 const NOT_STARTED: Record<Exclude<StartHandover, 'started'>, string> = {
-  busy: 'a start of this VM is in progress',
-  full: 'the most starts at once are in progress: planned again when one ends',
-  backoff: 'its last start failed: retried by a periodic pass',
+  busy: 'a start of this VM is queued or in progress',
+  backoff: 'its last start failed: retried after its own growing delay (the latest plan\'s job is kept)',
   cancelled: 'vmd starts nothing more (stopping, or after stopAll)',
 };
 
@@ -172,8 +185,13 @@ const startVm: Exec<'start'> = async (a, deps, signal) => {
     throw err;
   }
   deps.logger.info({ ms: deps.clock.now() - t0 }, 'VM started');
-  if ((await readKey(deps.zk, k.failedReason)) !== '') await deps.zk.write([pair(k.failedReason, '')]);
+  await clearFailedReason(a.uuid, deps);
 };
+
+async function clearFailedReason(uuid: string, deps: ApplyDeps): Promise<void> {
+  const k = domainKeys(uuid).failedReason;
+  if ((await readKey(deps.zk, k)) !== '') await deps.zk.write([pair(k, '')]);
+}
 
 const destroyVm: Exec<'destroy'> = async (a, deps) => {
   await deps.hv.destroy(a.uuid);

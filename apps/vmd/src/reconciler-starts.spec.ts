@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { paths } from '@pvc/zk';
+import { VmdError } from './errors.js';
 import { DEFAULT_START_CONCURRENCY } from './start-jobs.js';
 import { unitRig } from './testing.js';
 
@@ -73,7 +74,7 @@ describe('Reconciler starts VMs concurrently, bounded (issue 14 item 6; fake lib
       const { rig, vmd } = await recoveryRig(n, { createLatencyMs: 500, startConcurrency: limit });
       const bound = limit ?? DEFAULT_START_CONCURRENCY;
       const t0 = await recover(rig, range(n).map(uuid));
-      // Refused starts are planned again as soon as a slot frees (not at the next 2 s resync).
+      // Starts beyond the bound wait in the queue and take a slot as soon as one frees.
       const rounds = Math.ceil(n / bound);
       await advanceUntil(rig, `all ${n} running`, 10_000, () => range(n).every((i) => rig.hv.isRunning(uuid(i))));
       const last = Math.max(...upAfter(rig, t0, n));
@@ -98,7 +99,7 @@ describe('Reconciler starts VMs concurrently, bounded (issue 14 item 6; fake lib
     await rig.stop();
   });
 
-  it('a start failing for a retryable reason is not retried at every other start\'s end, but by the periodic pass', async () => {
+  it('a start failing for a retryable reason is not retried at every other start\'s end, but after its own 1 s delay', async () => {
     const { rig } = await recoveryRig(4, { createLatencyMs: 300 });
     rig.hv.failStart = 1;
     rig.hv.failStartCode = 'LIBVIRT_UNAVAILABLE';
@@ -106,9 +107,10 @@ describe('Reconciler starts VMs concurrently, bounded (issue 14 item 6; fake lib
     const t0 = await recover(rig, range(4).map(uuid));
     await advanceUntil(rig, 'the three others running', 3000, () => range(1, 4).every((i) => rig.hv.isRunning(uuid(i))));
     assert.equal(rig.hv.creates.get(uuid(0)), 1, 'vm0 failed (the first create to end) and is not retried by the passes the others\' ends trigger');
-    await advanceUntil(rig, 'vm0 running after a periodic pass retried it', 6000, () => rig.hv.isRunning(uuid(0)));
+    await advanceUntil(rig, 'vm0 running after the start queue retried it', 6000, () => rig.hv.isRunning(uuid(0)));
     const retried = (rig.hv.createdAt.get(uuid(0)) ?? NaN) - t0;
-    assert.ok(retried >= 1000 && retried <= 4500, `vm0 up ${retried} ms after the writes`);
+    // Failed ~300 ms after the writes, retried 1 s later, up 300 ms after that.
+    assert.ok(retried >= 1500 && retried <= 1800, `vm0 up ${retried} ms after the writes`);
     assert.equal(rig.hv.creates.get(uuid(0)), 2);
     assert.equal(await rig.admin.read(paths.domain(uuid(0)).state), 'start', 'a retryable failure does not fail the VM');
     await rig.stop();
@@ -121,6 +123,110 @@ describe('Reconciler starts VMs concurrently, bounded (issue 14 item 6; fake lib
     await advanceUntil(rig, 'one failed, three running', 3000, () => range(4).filter((i) => rig.hv.isRunning(uuid(i))).length === 3);
     const states = await Promise.all(range(4).map(async (i) => rig.admin.read(paths.domain(uuid(i)).state)));
     assert.deepEqual(states.filter((s) => s === 'fail').length, 1);
+    await rig.stop();
+  });
+});
+
+describe('Reconciler start retries (issue 17 item 2: the start queue; fake libvirt, virtual time)', () => {
+  /** Records when each createXML of `u` began. */
+  function tries(rig: Rig, u: string): number[] {
+    const at: number[] = [];
+    const create = rig.hv.createTransient.bind(rig.hv);
+    rig.hv.createTransient = (xml: string) => {
+      if (xml.includes(u)) at.push(rig.clock.now());
+      return create(xml);
+    };
+    return at;
+  }
+  const unavailable = (rig: Rig, n: number): void => {
+    rig.hv.failStart = n;
+    rig.hv.failStartCode = 'LIBVIRT_UNAVAILABLE';
+    rig.hv.failStartMessage = 'libvirt connection lost during create: Cannot recv data: Connection reset by peer';
+  };
+
+  it('a VM whose start keeps throwing is retried after 1, 2, 4, 8, 16 s, busy for the plan all along, logged once; it starts once the cause is gone', async () => {
+    const { rig, vmd } = await recoveryRig(1, { createLatencyMs: 300 });
+    const u = uuid(0);
+    const at = tries(rig, u);
+    unavailable(rig, 5);
+    const passes0 = vmd.passes;
+    let planned = 0;
+    vmd.onPass = (r) => void (planned += r.actions.filter((a) => a.kind === 'start' && a.uuid === u).length);
+    await recover(rig, [u]);
+    await advanceUntil(rig, 'vm0 running', 40_000, () => {
+      if (!rig.hv.isRunning(u)) assert.ok(vmd.starts.busy.has(u), 'queued, running or in backoff: busy');
+      return rig.hv.isRunning(u);
+    });
+    assert.equal(planned, 1, 'planned once: a VM in start backoff is busy for the plan');
+    const gaps = at.slice(1).map((t, i) => t - (at[i] ?? 0) - 300);
+    assert.deepEqual(gaps, [1000, 2000, 4000, 8000, 16_000], `tries at ${at.map((t) => t - (at[0] ?? 0)).join(' ')}`);
+    assert.ok(vmd.passes - passes0 > 15, `${vmd.passes - passes0} passes meanwhile, none of them started it`);
+    const failing = rig.lines.filter((l) => /^vm-start: failed; retrying/.test(String(l.msg)));
+    assert.deepEqual(failing.map((l) => [l.vm, l.uuid, l.err]), [['vm0', u, rig.hv.failStartMessage]], 'logged once, not at every try or pass');
+    assert.equal(rig.lines.filter((l) => l.msg === 'VM action failed').length, 0);
+    assert.deepEqual(rig.lines.filter((l) => l.msg === 'vm-start: works again').map((l) => [l.vm, l.failures]), [['vm0', 5]]);
+    await rig.settle(6000);
+    assert.equal(rig.hv.creates.get(u), 6, '5 failed tries, 1 start; never created twice');
+    assert.equal(await rig.admin.read(paths.domain(u).state), 'start');
+    await rig.stop();
+  });
+
+  it('a createXML whose answer was lost is not sent again: the retry finds the domain running', async () => {
+    const { rig, vmd } = await recoveryRig(1, { createLatencyMs: 300 });
+    const u = uuid(0);
+    const create = rig.hv.createTransient.bind(rig.hv);
+    let lose = 1;
+    rig.hv.createTransient = async (xml: string) => {
+      await create(xml);
+      if (lose-- > 0) throw new VmdError('LIBVIRT_UNAVAILABLE', 'libvirt connection lost during create', { retryable: true });
+    };
+    await recover(rig, [u]);
+    await rig.settle(5000);
+    assert.equal(rig.hv.creates.get(u), 1, 'created once');
+    assert.equal(rig.hv.isRunning(u), true);
+    assert.equal(await rig.admin.read(paths.domain(u).state), 'start', 'not failed by a second createXML');
+    assert.ok(rig.lines.some((l) => l.msg === 'the VM runs here after a start try that failed: not created again' && l.vm === 'vm0'));
+    assert.deepEqual([...vmd.starts.busy], []);
+    await rig.stop();
+  });
+
+  it('a VM in start backoff whose state changes loses its failure history: a later `pvc vm start` is tried at once', async () => {
+    const { rig, vmd } = await recoveryRig(1, { createLatencyMs: 300 });
+    const u = uuid(0);
+    const at = tries(rig, u);
+    unavailable(rig, 100);
+    await recover(rig, [u]);
+    await advanceUntil(rig, 'five failed tries (next one 16 s away)', 20_000, () => at.length === 5 && vmd.starts.inBackoff().includes(u));
+    await rig.clock.advance(500);
+    await rig.admin.write([[paths.domain(u).state, 'stop']]);
+    await advanceUntil(rig, 'no longer busy', 1000, () => !vmd.starts.busy.has(u));
+    assert.equal(vmd.starts.failures(u), 0);
+    assert.equal(at.length, 5, 'forgetting ran its job, which found the start no longer wanted');
+    assert.ok(rig.lines.some((l) => l.msg === 'start no longer wanted: its retry history is forgotten' && l.state === 'stop'));
+    rig.hv.failStart = 0;
+    const t1 = rig.clock.now();
+    await rig.admin.write([[paths.domain(u).state, 'start']]);
+    await advanceUntil(rig, 'running', 2000, () => rig.hv.isRunning(u));
+    assert.ok((at[5] ?? NaN) - t1 <= 100, `tried ${(at[5] ?? NaN) - t1} ms after the new start, not after the 16 s backoff`);
+    assert.equal(rig.hv.creates.get(u), 6);
+    await rig.stop();
+  });
+
+  it('a retry waiting while the node turns fence-flush does not start the VM (the job re-checks the start guard); ready starts it', async () => {
+    const { rig, vmd } = await recoveryRig(1, { createLatencyMs: 300 });
+    const u = uuid(0);
+    const at = tries(rig, u);
+    unavailable(rig, 2);
+    await recover(rig, [u]);
+    await advanceUntil(rig, 'two failed tries', 5000, () => at.length === 2 && vmd.starts.inBackoff().includes(u));
+    await rig.admin.write([[paths.node('hv1').domainState, 'fence-flush']]);
+    await rig.settle(6000);
+    assert.equal(at.length, 2, 'the retry found starts blocked and did not create it');
+    assert.ok(rig.lines.some((l) => l.msg === 'start not attempted: starts are blocked here now' && l.vm === 'vm0'));
+    assert.deepEqual([...vmd.starts.busy], []);
+    await rig.admin.write([[paths.node('hv1').domainState, 'ready']]);
+    await advanceUntil(rig, 'running once ready', 2000, () => rig.hv.isRunning(u));
+    assert.equal(rig.hv.creates.get(u), 3);
     await rig.stop();
   });
 });

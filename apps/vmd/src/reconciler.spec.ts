@@ -148,17 +148,27 @@ describe('Reconciler with a fake libvirt and a fake ZK (virtual time)', () => {
     await rig.stop();
   });
 
-  it('libvirt unreachable: the pass is skipped (nothing started twice), then converges', async () => {
+  it('libvirt unreachable: the pass is skipped (nothing started twice), retried after 0.5, 1, 2, 2 s, logged once, then converges', async () => {
     const rig = await unitRig();
     rig.hv.down = true;
     await rig.define(U1, 'vm1', 'start');
-    await rig.startVmd();
-    await rig.settle(6000);
+    const r = await rig.startVmd();
+    const at: number[] = [];
+    r.onPass = () => at.push(rig.clock.now());
+    const t0 = rig.clock.now();
+    await rig.settle(1);
+    // ZK watches and libvirt events during the backoff join the retry instead of hurrying it.
+    await rig.admin.write([[paths.domain(U1).state, 'start']]);
+    await rig.settle(7000);
     assert.equal(rig.hv.creates.get(U1), undefined);
-    assert.equal(rig.lines.filter((l) => /cannot list libvirt/.test(String(l.msg))).length, 1);
+    assert.deepEqual(at.map((t) => t - t0), [0, 500, 1500, 3500, 5500], 'a quarter of resyncMs, doubling, at most resyncMs');
+    const down = rig.lines.filter((l) => /^cannot list libvirt/.test(String(l.err)) && l.level === 40);
+    assert.equal(down.length, 1, 'logged once, not at every pass');
+    assert.match(String(down[0]?.msg), /^reconcile: failed; retrying with growing delays/);
     rig.hv.down = false;
     await rig.settle();
     assert.equal(rig.hv.creates.get(U1), 1);
+    assert.equal(rig.lines.filter((l) => l.msg === 'reconcile: works again').length, 1);
     await rig.stop();
   });
 

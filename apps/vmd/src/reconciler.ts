@@ -1,4 +1,4 @@
-import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
+import { describeError, WorkQueue, type Backoff, type Clock, type Logger, type WorkOutcome } from '@pvc/runtime';
 import type { NodeResources } from '@pvc/rpc';
 import { domainKeys, nodeKeys, pair, type ZkClient } from '@pvc/zk';
 import { applyActions, type ActionResult, type ApplyDeps } from './apply.js';
@@ -6,7 +6,7 @@ import { DesiredStore } from './desired-store.js';
 import type { Hypervisor } from './host/hypervisor.js';
 import type { MigrationTracker } from './migration/tracker.js';
 import type { Action, DesiredVm, ObservedDomain, ShutdownInProgress } from './model.js';
-import { plan } from './plan.js';
+import { plan, startBlockedBy } from './plan.js';
 import { computeResources } from './resources.js';
 import { DEFAULT_START_CONCURRENCY, StartJobs } from './start-jobs.js';
 import type { RbdStartGuard } from './storage/start-guard.js';
@@ -46,14 +46,34 @@ export interface PassReport {
   readonly actions: readonly Action[];
   readonly results: readonly ActionResult[];
   readonly error?: string;
+  /** Why the pass did nothing: libvirt could not be listed, or the ZK session is not connected. */
+  readonly skipped?: 'libvirt-down' | 'zk-down';
+}
+
+/** The reconcile queue's one key: a pass over this node. */
+const PASS = 'pass';
+
+/**
+ * Delays between passes while libvirt cannot be listed: a quarter of the resync period, doubling,
+ * at most the resync period. A restarted libvirtd answers again within about a second, so the
+ * first retries come sooner than the resync would; the cap keeps the worst case where it was (a
+ * pass every `resyncMs`), and a libvirtd that stays down costs one list per period, not one per
+ * ZK watch or event (adds during a backoff join the retry instead of hurrying it).
+ */
+export function passBackoff(resyncMs: number): Backoff {
+  return { initialMs: Math.max(1, Math.round(resyncMs / 4)), maxMs: resyncMs, factor: 2 };
 }
 
 /**
- * vmd's reconcile loop: one pass at a time, run when something changed (a ZK watch, a libvirt
- * event via {@link trigger}) and at least every `resyncMs`. A pass lists libvirt, plans against
- * the desired state, applies, and refreshes the figures served by getResources. Starts run in the
- * background ({@link StartJobs}, bounded): a pass hands them over and does not wait for them, so
- * VMs whose `state=start` arrives a few ms apart (a recovery after a fence) are created together.
+ * vmd's reconcile loop: a {@link WorkQueue} of one key (the node pass), so one pass at a time, run
+ * when something changed (a ZK watch, a libvirt event, a job's end via {@link trigger}; triggers
+ * during a pass make exactly one more) and at least every `resyncMs` (the pass's `done` outcome
+ * asks for the next one). A pass that cannot list libvirt is a `retry` ({@link passBackoff}): the
+ * queue logs it once per change of the error and once when libvirt answers again. A pass lists
+ * libvirt, plans against the desired state, applies, and refreshes the figures served by
+ * getResources. Starts run in the background ({@link StartJobs}, bounded): a pass hands them over
+ * and does not wait for them, so VMs whose `state=start` arrives a few ms apart (a recovery after a
+ * fence) are created together.
  */
 export class Reconciler {
   private readonly store: DesiredStore;
@@ -65,10 +85,11 @@ export class Reconciler {
   private cache: NodeResources = { runningDomains: [], memAllocMib: 0, memProvMib: 0, vcpuAlloc: 0 };
   /** The `runningdomains` value this process last wrote (undefined: not yet). */
   private publishedRunning: string | undefined;
-  private dirty = true;
-  private wake = new AbortController();
+  private readonly queue: WorkQueue<typeof PASS>;
+  private readonly resyncMs: number;
+  /** run() has begun: triggers before it are covered by its first pass. */
+  private running = false;
   private halted: string | undefined;
-  private libvirtDown: string | undefined;
   /** A stats run is in progress (a slow one makes the next tick skip, as APScheduler's did). */
   private statsBusy = false;
   private statsError: string | undefined;
@@ -80,18 +101,21 @@ export class Reconciler {
   onPass: ((r: PassReport) => void) | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {
-    this.store = new DesiredStore(deps.zk, deps.node, () => this.trigger(), deps.logger.child({ component: 'desired' }));
-    // Half a resync period: a failed start is not retried by passes other starts' ends trigger,
-    // but the next periodic pass (≥ resyncMs after the one that started it) does retry it.
-    const retryAfterMs = (deps.resyncMs ?? 2000) / 2;
-    this.starts = new StartJobs({ limit: deps.startConcurrency ?? DEFAULT_START_CONCURRENCY, clock: deps.clock, retryAfterMs });
-    this.starts.onDone = () => this.trigger();
+    this.resyncMs = deps.resyncMs ?? 2000;
+    this.store = new DesiredStore(deps.zk, deps.node, () => this.trigger('zk'), deps.logger.child({ component: 'desired' }));
+    this.starts = new StartJobs({
+      limit: deps.startConcurrency ?? DEFAULT_START_CONCURRENCY, clock: deps.clock, logger: deps.logger,
+      onDone: () => this.trigger('start-ended'),
+    });
+    this.queue = new WorkQueue({
+      name: 'reconcile', clock: deps.clock, logger: deps.logger, backoff: passBackoff(this.resyncMs),
+      describe: () => ({}), work: async () => this.passOutcome(await this.pass()),
+    });
   }
 
-  /** Asks for a pass as soon as the current one (if any) is done. */
-  trigger(): void {
-    this.dirty = true;
-    this.wake.abort();
+  /** Asks for a pass as soon as the current one (if any) is done (a pass waiting on a libvirt backoff is not hurried). */
+  trigger(reason = 'trigger'): void {
+    if (this.running) this.queue.add(PASS, reason);
   }
 
   /** The figures of the last pass (no libvirt call: keepaliled asks with a ~1 s deadline). */
@@ -107,18 +131,17 @@ export class Reconciler {
 
   /** Runs until `signal` aborts. Never touches running VMs on the way out. */
   async run(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     this.store.start();
     const stopStats = this.deps.clock.every(this.deps.statsIntervalMs, () => void this.writeStats(), signal);
+    this.running = true;
+    this.trigger('start');
     try {
-      while (!signal.aborted) {
-        if (this.dirty) {
-          this.dirty = false;
-          await this.pass();
-        }
-        await this.idle(signal);
-      }
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     } finally {
+      this.running = false;
       stopStats();
+      await this.queue.stop();
       await this.starts.stop();
       await this.deps.flusher?.stop();
       await this.deps.migrations?.stop();
@@ -126,15 +149,10 @@ export class Reconciler {
     }
   }
 
-  private async idle(signal: AbortSignal): Promise<void> {
-    if (this.dirty || signal.aborted) return;
-    this.wake = new AbortController();
-    try {
-      await this.deps.clock.sleep(this.deps.resyncMs ?? 2000, AbortSignal.any([signal, this.wake.signal]));
-      this.dirty = true;
-    } catch (err) {
-      if (!(err instanceof AbortedError)) throw err;
-    }
+  /** A pass's outcome for the queue: the periodic resync, or a retry while libvirt cannot be listed. */
+  private passOutcome(r: PassReport): WorkOutcome {
+    if (r.skipped === 'libvirt-down') return { kind: 'retry', reason: `cannot list libvirt domains (pass skipped, nothing done): ${r.error ?? ''}` };
+    return { kind: 'done', againInMs: this.resyncMs };
   }
 
   /** One reconcile pass. */
@@ -153,13 +171,9 @@ export class Reconciler {
     const listFrom = this.deps.clock.now();
     try {
       this.observed = new Map((await this.deps.hv.list()).map((d) => [d.uuid, d]));
-      if (this.libvirtDown !== undefined) this.deps.logger.info('libvirt answers again');
-      this.libvirtDown = undefined;
     } catch (err) {
-      const error = describeError(err);
-      if (this.libvirtDown === undefined) this.deps.logger.error({ err: error }, 'cannot list libvirt domains: pass skipped, nothing done');
-      this.libvirtDown = error;
-      return { actions: [], results: [], error };
+      // Logged by the queue (the pass's retry outcome), once per change of the error.
+      return { actions: [], results: [], error: describeError(err), skipped: 'libvirt-down' };
     }
     const desired = this.store.snapshot();
     this.cache = computeResources(this.deps.node, desired, this.observed);
@@ -168,6 +182,7 @@ export class Reconciler {
     await this.publishRunning();
     this.deps.flusher?.sync(guard.domainState);
     this.logged.delete('zk-down');
+    this.forgetUnwantedStarts(desired);
     const actions = plan({
       node: this.deps.node, desired, observed: this.observed, guard, shutdowns: this.shutdowns,
       nowMs: this.deps.clock.now(), shutdownTimeoutMs: this.deps.shutdownTimeoutMs, busy,
@@ -175,16 +190,38 @@ export class Reconciler {
     this.logOnce(actions);
     const starts = actions.filter((a) => a.kind === 'start').length;
     if (starts > 0) this.deps.logger.debug({ starts, busy: busy.size, listMs: this.deps.clock.now() - listFrom }, 'pass: starts planned');
-    // A failed action is retried by the next periodic pass (resyncMs is the backoff), not at once.
-    const results = await applyActions(actions, { ...this.deps, shutdowns: this.shutdowns, starts: this.starts });
+    // A failed action is retried by the next periodic pass (resyncMs is the backoff), not at once;
+    // a start that throws is retried by the start queue after its own growing delay.
+    const results = await applyActions(actions, { ...this.deps, shutdowns: this.shutdowns, starts: this.starts, startBlocked: () => this.startBlocked() });
     this.deps.onObserved?.(desired, this.observed);
     return { actions, results };
+  }
+
+  /** Why no start may be made now (read by start jobs right before they act). */
+  private startBlocked(): string | undefined {
+    const guard = this.store.guard();
+    if (!guard.zkConnected) return 'ZK session not connected';
+    return startBlockedBy({ ...guard, halted: this.halted });
+  }
+
+  /**
+   * A VM waiting to retry a failed start whose start is no longer wanted here (its state or node
+   * changed, or it is gone) loses its failure history: its job runs at once, finds nothing to do
+   * and ends, so the VM is no longer busy and a later `pvc vm start` is tried at once.
+   */
+  private forgetUnwantedStarts(desired: ReadonlyMap<string, DesiredVm>): void {
+    for (const uuid of this.starts.inBackoff()) {
+      const vm = desired.get(uuid);
+      if (vm?.state === 'start' && vm.node === this.deps.node) continue;
+      this.deps.logger.info({ vm: vm?.name ?? uuid, uuid, state: vm?.state, node: vm?.node }, 'start no longer wanted: its retry history is forgotten');
+      this.starts.forget(uuid);
+    }
   }
 
   private noteSkip(error: string): PassReport {
     if (!this.logged.has('zk-down')) this.deps.logger.warn(error);
     this.logged.add('zk-down');
-    return { actions: [], results: [], error };
+    return { actions: [], results: [], error, skipped: 'zk-down' };
   }
 
   /** Logs each bad-input / blocked / not-implemented condition once while it lasts. */

@@ -1,88 +1,163 @@
-import type { Clock } from '@pvc/runtime';
+import { WorkQueue, type Backoff, type Clock, type Logger, type OutcomeChange } from '@pvc/runtime';
 
 /** Starts running at once on one node by default (a TCG createXML takes 0.3–1 s and mostly waits). */
 export const DEFAULT_START_CONCURRENCY = 8;
 
-/** One background start: resolves when done (or skipped), rejects when it failed. */
-export type StartJob = (signal: AbortSignal) => Promise<void>;
+/**
+ * Delays between the tries of one VM whose start threw (cephd down, libvirtd unreachable, a ZK
+ * hiccup): 1 s, doubling, at most 30 s. 1 s ≈ the old first retry (the next periodic pass), so a
+ * blip costs no more than before; doubling keeps a long outage from hammering cephd/libvirtd with
+ * every VM every 2 s; 30 s bounds how late a recovered VM comes up once the cause is gone, well
+ * inside what an HA user waits for a failover anyway (the fence itself takes longer).
+ */
+export const START_BACKOFF: Backoff = { initialMs: 1000, maxMs: 30_000, factor: 2 };
+
+/** What a start job is told. */
+export interface StartRun {
+  /** Aborts when starts are cancelled (halt, vmd stopping). */
+  readonly signal: AbortSignal;
+  /**
+   * An earlier try of this VM's start threw: it may have reached libvirt (a createXML whose answer
+   * was lost), so the job must look whether the domain already runs before creating it again.
+   */
+  readonly retry: boolean;
+}
+
+/** One background start: resolves when done (or skipped), rejects when it failed and may work later. */
+export type StartJob = (run: StartRun) => Promise<void>;
 
 /** What {@link StartJobs.run} did with a start. */
-export type StartHandover = 'started' | 'busy' | 'full' | 'backoff' | 'cancelled';
+export type StartHandover = 'started' | 'busy' | 'backoff' | 'cancelled';
 
 /** Options of {@link StartJobs}. */
 export interface StartJobsOptions {
-  /** At most this many starts at once (at least one). */
+  /** At most this many starts at once (at least one); the others wait for a slot, in order. */
   limit: number;
   clock: Clock;
-  /** A VM whose start failed is not started again before this many ms (the reconciler: resyncMs / 2). */
-  retryAfterMs: number;
+  logger: Logger;
+  /** Default {@link START_BACKOFF}. */
+  backoff?: Backoff;
+  /** Told after a start that ended (created, or skipped because no longer wanted): the reconciler's trigger. */
+  onDone?: () => void;
+  /** Told of each change of a VM's start outcome (failing, recovered), after it is logged. */
+  onChange?: (uuid: string, change: OutcomeChange) => void;
+}
+
+interface Pending {
+  job: StartJob;
+  name: string;
 }
 
 /**
- * VM starts in the background, at most `limit` at once, one per VM. A pass hands its starts over
- * and goes on, so a VM whose `state=start` arrives while others are being created is planned and
- * started at once instead of waiting for the whole pass (issue 14 item 6: the reconciler used to
- * await every createXML of a pass before it looked at ZK again).
+ * VM starts in the background: a {@link WorkQueue} keyed by VM UUID, `limit` at once, one per VM.
+ * A pass hands its starts over and goes on, so a VM whose `state=start` arrives while others are
+ * being created is planned and started at once (issue 14 item 6); starts beyond the limit wait for
+ * a slot in the queue (no pass has to plan them again).
  *
- * Level-based, no queue of its own: a start refused (no room, or backing off) is simply planned
- * again by a later pass. `busy` = VMs with a start in progress; the plan leaves them alone (as for
- * migration jobs), so a VM is never created twice. `onDone` (the reconciler's trigger) runs after
- * a job that succeeded or was skipped — the next pass sees the domain, and starts refused for
- * lack of room get the slot. A failed job does not call it, and its VM is not started again for
- * `retryAfterMs`: a failing start (cephd down, libvirtd unreachable) is retried by the periodic
- * pass, the resync period being the backoff as before, not by every pass that other starts'
- * ends trigger.
+ * `busy` = VMs whose start is queued, running or waiting to be retried; the plan leaves them alone
+ * (as for migration jobs), so a VM is never created twice. A start that throws is retried by the
+ * queue after a growing per-VM delay ({@link START_BACKOFF}) and logged once per change of its
+ * error, not at every try. A libvirt/XML/bridge refusal is no throw: the job writes `fail` +
+ * `failedreason` (the terminal outcome, as the original) and ends. The reconciler {@link forget}s
+ * a VM whose start is no longer wanted, so a later `pvc vm start` is tried at once.
  */
 export class StartJobs {
-  private readonly jobs = new Map<string, Promise<void>>();
-  private readonly failedAt = new Map<string, number>();
-  private readonly ac = new AbortController();
+  private readonly queue: WorkQueue<string>;
+  /** The latest job handed over per VM, kept until it ends (its `done`). */
+  private readonly pending = new Map<string, Pending>();
+  /** VMs whose last try threw (see {@link StartRun.retry}); cleared when a try ends. */
+  private readonly threw = new Set<string>();
+  private cancelled = false;
   /** At most this many starts at once. */
   readonly limit: number;
-  /** The most starts that were in progress at once (tests, status). */
-  peak = 0;
-  onDone: (() => void) | undefined;
 
-  constructor(private readonly opts: StartJobsOptions) {
+  constructor(opts: StartJobsOptions) {
     this.limit = Math.max(1, Math.floor(opts.limit));
+    this.queue = new WorkQueue<string>({
+      name: 'vm-start',
+      clock: opts.clock,
+      logger: opts.logger,
+      concurrency: this.limit,
+      backoff: opts.backoff ?? START_BACKOFF,
+      describe: (uuid) => ({ vm: this.pending.get(uuid)?.name ?? uuid, uuid }),
+      work: (uuid, run) => this.work(uuid, run.signal),
+      onChange: opts.onChange,
+      onDone: (uuid) => {
+        // After the queue logged the outcome (its lines name the VM from here).
+        this.pending.delete(uuid);
+        if (!this.cancelled) opts.onDone?.();
+      },
+    });
   }
 
-  /** UUIDs with a start in progress (a copy). */
+  /** UUIDs whose start is queued, running or in backoff (a copy); once cancelled, those still running. */
   get busy(): ReadonlySet<string> {
-    return new Set(this.jobs.keys());
+    return new Set(this.cancelled ? this.queue.keys('running') : this.queue.keys('queued', 'running', 'backoff'));
   }
 
-  /** Runs `job` for VM `uuid` in the background, unless that VM or the node is not ready for it. */
-  run(uuid: string, job: StartJob): StartHandover {
-    if (this.ac.signal.aborted) return 'cancelled';
-    if (this.jobs.has(uuid)) return 'busy';
-    const failed = this.failedAt.get(uuid);
-    if (failed !== undefined && this.opts.clock.now() - failed < this.opts.retryAfterMs) return 'backoff';
-    if (this.jobs.size >= this.limit) return 'full';
-    const signal = this.ac.signal;
-    const done = (ok: boolean): void => {
-      this.jobs.delete(uuid);
-      if (ok) this.failedAt.delete(uuid);
-      else this.failedAt.set(uuid, this.opts.clock.now());
-      if (ok && !signal.aborted) this.onDone?.();
-    };
-    // The job logs its own failure; here it only decides what comes next.
-    this.jobs.set(uuid, job(signal).then(() => done(true), () => done(false)));
-    this.peak = Math.max(this.peak, this.jobs.size);
+  /** UUIDs whose start failed and waits for its retry. */
+  inBackoff(): string[] {
+    return this.cancelled ? [] : this.queue.keys('backoff');
+  }
+
+  /** Failures in a row of a VM's start (0 when none). */
+  failures(uuid: string): number {
+    return this.queue.failures(uuid);
+  }
+
+  /** The most starts that were in progress at once (tests, status). */
+  get peak(): number {
+    return this.queue.peak;
+  }
+
+  /**
+   * Hands `job` for VM `uuid` (named `name` in logs) to the queue. A VM already queued or in
+   * backoff keeps its place but runs this, the latest, job; a running one is left alone.
+   */
+  run(uuid: string, job: StartJob, name = uuid): StartHandover {
+    if (this.cancelled) return 'cancelled';
+    const state = this.queue.state(uuid);
+    if (state === 'running') return 'busy';
+    this.pending.set(uuid, { job, name });
+    if (state === 'backoff') return 'backoff';
+    if (state === 'queued') return 'busy';
+    this.queue.add(uuid, 'planned');
     return 'started';
   }
 
   /**
+   * Ends a VM's failure history (its start is no longer wanted, or wanted anew): a VM in backoff
+   * runs its job at once — the job re-checks ZK and does nothing if the start is not wanted.
+   */
+  forget(uuid: string): void {
+    this.queue.forget(uuid);
+  }
+
+  /**
    * Starts nothing more: jobs that have not reached libvirt yet give up (they see the signal), a
-   * createXML already sent finishes on its own deadline.
+   * createXML already sent finishes on its own deadline; retries waiting are dropped.
    */
   cancel(): void {
-    this.ac.abort();
+    this.cancelled = true;
+    void this.queue.stop();
   }
 
   /** Cancels and waits for every job. */
   async stop(): Promise<void> {
-    this.cancel();
-    await Promise.allSettled([...this.jobs.values()]);
+    this.cancelled = true;
+    await this.queue.stop();
+  }
+
+  private async work(uuid: string, signal: AbortSignal): Promise<{ kind: 'done' }> {
+    const p = this.pending.get(uuid);
+    if (p === undefined) return { kind: 'done' };
+    try {
+      await p.job({ signal, retry: this.threw.has(uuid) });
+    } catch (err) {
+      this.threw.add(uuid);
+      throw err;
+    }
+    this.threw.delete(uuid);
+    return { kind: 'done' };
   }
 }

@@ -162,4 +162,27 @@ describe('node flush / unflush through three vmds (fake ZK, fake libvirt, virtua
     for (const n of NODES.filter((x): x is NodeName => x !== 'hv1')) assert.equal(await r.domainState(n), 'ready');
     await r.stop();
   });
+
+  it('a step that throws (libvirt here unreachable) is retried with growing delays, logged once, and the flush still ends', async () => {
+    const cap = captureLogger();
+    const r = await flushRig({ vms: 3, limits: { concurrency: 3 }, logger: cap.logger });
+    await r.clock.advance(3000);
+    await r.setDomainState('hv1', 'flush');
+    await r.clock.advance(100);
+    r.hvs.hv1.down = true;
+    const listsBefore = cap.lines.length;
+    await r.clock.advance(6000);
+    const failing = cap.lines.filter((l) => /^flush-step: failed; retrying with growing delays/.test(String(l.msg)));
+    assert.equal(failing.length, 1, 'logged once, not at every step');
+    assert.equal(failing[0]?.op, 'flush');
+    assert.match(String(failing[0]?.err), /^flush step failed: /);
+    const retries = cap.lines.slice(listsBefore).filter((l) => /^flush-step: failed again/.test(String(l.msg))).map((l) => l.retryInMs);
+    assert.deepEqual(retries.slice(0, 3), [1000, 2000, 2000], 'pollMs doubling, at most 4 × pollMs (debug lines only)');
+    r.hvs.hv1.down = false;
+    await stepUntil(r, async () => (await r.domainState('hv1')) === 'flushed', 60_000, invariants(3));
+    assert.equal(onHv1(r), 0);
+    assert.equal(cap.lines.filter((l) => l.msg === 'flush-step: works again').length, 1);
+    assert.deepEqual(r.flushers.hv1.history, ['flush done']);
+    await r.stop();
+  });
 });

@@ -1,4 +1,4 @@
-import { AbortedError, describeError, type Clock, type Logger } from '@pvc/runtime';
+import { describeError, WorkQueue, type Clock, type Logger, type WorkOutcome } from '@pvc/runtime';
 import { clusterKeys, domainKeys, nodeKeys, pair, paths, readKey, type NodeDomainState, type WritePair, type ZkClient } from '@pvc/zk';
 import type { Hypervisor } from '../host/hypervisor.js';
 import { readFlushVms, readNodeFacts } from './facts.js';
@@ -26,11 +26,20 @@ export interface FlusherDeps {
   pollMs?: number;
 }
 
+/** One flush or unflush, from the `domainstate` change that asked for it to its end. */
 interface Run {
-  kind: FlushKind;
-  ac: AbortController;
-  done: Promise<void>;
+  readonly kind: FlushKind;
+  readonly ac: AbortController;
+  readonly log: Logger;
+  readonly t0: number;
+  jobs: ReadonlyMap<string, FlushJob>;
+  failures: ReadonlyMap<string, FlushFailure>;
+  /** flushed/ready written: nothing more to do until `domainstate` changes. */
+  finished: boolean;
 }
+
+/** The flusher queue's one key: a step of the current run. */
+const STEP = 'step';
 
 const DOMAIN_STATE_AFTER: Record<FlushKind, NodeDomainState> = { flush: 'flushed', unflush: 'ready' };
 
@@ -42,72 +51,89 @@ const DOMAIN_STATE_AFTER: Record<FlushKind, NodeDomainState> = { flush: 'flushed
  * back the VMs whose lastnode is this node, starts the autostart ones, clears the flush's
  * failedreasons, then writes `ready`. A new flush/unflush (any change of `domainstate`) cancels
  * the running one (moves already asked for finish through the migration machinery).
+ *
+ * The steps run in a {@link WorkQueue} of one key: one step at a time (a new run's first step
+ * waits for the cancelled run's step in flight), every `pollMs` until the run is finished or at
+ * once on a {@link sync}; a step that throws is retried after a growing delay (`pollMs` doubling
+ * to 4 × `pollMs`) and logged by the queue once per change of its error.
  */
 export class NodeFlusher {
   private current: Run | undefined;
-  private wake = new AbortController();
+  private readonly queue: WorkQueue<typeof STEP>;
   private readonly limits: FlushLimits;
+  private readonly pollMs: number;
   /** Completed runs, `<kind> <outcome>` (tests, status). */
   readonly history: string[] = [];
 
   constructor(private readonly deps: FlusherDeps) {
     this.limits = { ...FLUSH_LIMITS, ...deps.limits };
+    this.pollMs = deps.pollMs ?? 500;
+    this.queue = new WorkQueue({
+      name: 'flush-step', clock: deps.clock, logger: deps.logger,
+      backoff: { initialMs: this.pollMs, maxMs: 4 * this.pollMs, factor: 2 },
+      describe: () => ({ op: this.current?.kind }),
+      work: () => this.work(),
+    });
   }
 
   /** Called with this node's `domainstate` after every reconciler pass (and on its changes). */
   sync(domainState: string | undefined): void {
     const kind = domainState === 'flush' || domainState === 'unflush' ? domainState : undefined;
-    if (this.current !== undefined && this.current.kind === kind) {
-      this.wake.abort();
+    const cur = this.current;
+    if (cur !== undefined && cur.kind === kind) {
+      if (!cur.finished) this.queue.add(STEP, 'sync');
       return;
     }
-    if (this.current !== undefined) {
-      this.deps.logger.info({ was: this.current.kind, domainstate: domainState }, `${this.current.kind} cancelled: domainstate is now ${domainState ?? 'unset'}`);
-      this.current.ac.abort();
+    if (cur !== undefined) {
+      if (!cur.finished) {
+        this.deps.logger.info({ was: cur.kind, domainstate: domainState }, `${cur.kind} cancelled: domainstate is now ${domainState ?? 'unset'}`);
+        this.history.push(`${cur.kind} cancelled`);
+      }
+      cur.ac.abort();
       this.current = undefined;
     }
     if (kind === undefined) return;
-    const ac = new AbortController();
-    this.current = { kind, ac, done: this.run(kind, ac.signal) };
+    const log = this.deps.logger.child({ op: kind });
+    log.info({ concurrency: this.limits.concurrency }, `${kind} started`);
+    this.current = { kind, ac: new AbortController(), log, t0: this.deps.clock.now(), jobs: new Map(), failures: new Map(), finished: false };
+    // A new run starts afresh: the last run's failing steps do not delay its first one.
+    this.queue.forget(STEP);
+    this.queue.add(STEP, kind);
   }
 
-  /** Stops a running flush/unflush (vmd stopping) and waits for it. */
+  /** Stops a running flush/unflush (vmd stopping) and waits for its step in flight. */
   async stop(): Promise<void> {
     const run = this.current;
     this.current = undefined;
+    if (run !== undefined && !run.finished) this.history.push(`${run.kind} cancelled`);
     run?.ac.abort();
-    await run?.done;
+    await this.queue.stop();
   }
 
-  private async run(kind: FlushKind, signal: AbortSignal): Promise<void> {
-    const log = this.deps.logger.child({ op: kind });
-    const t0 = this.deps.clock.now();
-    log.info({ concurrency: this.limits.concurrency }, `${kind} started`);
-    let jobs: ReadonlyMap<string, FlushJob> = new Map();
-    let failures: ReadonlyMap<string, FlushFailure> = new Map();
-    let lastError: string | undefined;
-    while (!signal.aborted) {
-      try {
-        const step = await this.step(kind, jobs, failures, signal);
-        jobs = step.jobs;
-        failures = step.failures;
-        lastError = undefined;
-        this.logStep(log, step);
-        if (step.outcome === 'done' && (await this.finish(kind, signal, log, step.leftHere))) {
-          this.history.push(`${kind} done`);
-          const fields = { ms: this.deps.clock.now() - t0, left: step.leftHere.length };
-          if (step.leftHere.length === 0) log.info(fields, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}`);
-          else log.warn({ ...fields, vms: step.leftHere }, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}; VMs that could not be moved still run here (see their failedreason)`);
-          return;
-        }
-      } catch (err) {
-        const why = describeError(err);
-        if (why !== lastError && !signal.aborted) log.warn({ err: why }, `${kind} step failed; retrying`);
-        lastError = why;
+  /** One step of the current run: again in `pollMs` until it is finished. */
+  private async work(): Promise<WorkOutcome> {
+    const run = this.current;
+    if (run === undefined || run.finished) return { kind: 'done' };
+    const { kind, ac, log } = run;
+    try {
+      const step = await this.step(kind, run.jobs, run.failures, ac.signal);
+      run.jobs = step.jobs;
+      run.failures = step.failures;
+      this.logStep(log, step);
+      if (step.outcome === 'done' && (await this.finish(kind, ac.signal, log, step.leftHere))) {
+        run.finished = true;
+        this.history.push(`${kind} done`);
+        const fields = { ms: this.deps.clock.now() - run.t0, left: step.leftHere.length };
+        if (step.leftHere.length === 0) log.info(fields, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}`);
+        else log.warn({ ...fields, vms: step.leftHere }, `${kind} finished: domainstate ${DOMAIN_STATE_AFTER[kind]}; VMs that could not be moved still run here (see their failedreason)`);
+        return { kind: 'done' };
       }
-      await this.pause(signal);
+    } catch (err) {
+      // A cancelled run's failure is nobody's concern: the next run (if any) was added by sync.
+      if (ac.signal.aborted) return { kind: 'done' };
+      return { kind: 'retry', reason: `${kind} step failed: ${describeError(err)}` };
     }
-    this.history.push(`${kind} cancelled`);
+    return { kind: 'done', againInMs: this.pollMs };
   }
 
   private async step(kind: FlushKind, jobs: ReadonlyMap<string, FlushJob>, failures: ReadonlyMap<string, FlushFailure>, signal: AbortSignal): Promise<FlushStep> {
@@ -177,15 +203,6 @@ export class NodeFlusher {
       if (e.kind === 'moved') log.info(fields, 'flush: VM moved');
       else if (e.kind === 'failed') log.warn(fields, 'flush: VM could not be moved; it stays where it runs and is retried');
       else log.error(fields, 'flush: VM could not be moved; giving up on it (it keeps running here, its failedreason says why)');
-    }
-  }
-
-  private async pause(signal: AbortSignal): Promise<void> {
-    this.wake = new AbortController();
-    try {
-      await this.deps.clock.sleep(this.deps.pollMs ?? 500, AbortSignal.any([signal, this.wake.signal]));
-    } catch (err) {
-      if (!(err instanceof AbortedError)) throw err;
     }
   }
 }

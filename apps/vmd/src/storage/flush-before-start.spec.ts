@@ -66,14 +66,14 @@ describe('vmd flushes a VM\'s RBD locks through cephd before starting it (fake c
     assert.equal(rig.locks.calls.length, 1, 'a failed VM is not flushed again');
     await rig.stop();
   });
-  it('cephd down: no start, a log line per pass naming the attempt; after 3 fail + failedreason; later a start works', async () => {
+  it('cephd down: no start, a log line per attempt naming it (retried after 1 s, 2 s); after 3 fail + failedreason; later a start works', async () => {
     const locks = new FakeRbdLocks();
     locks.error = new Error('14 UNAVAILABLE: No connection established');
     const rig = await rbdRig(['vms/vm1_disk0'], locks);
     await rig.settle(1000);
     assert.equal(rig.hv.isRunning(U1), false);
     const first = rig.lines.find((l) => typeof l.err === 'string' && l.err.includes('RBD lock flush before start failed'));
-    assert.equal(first?.err, 'RBD lock flush before start failed (attempt 1 of 3): cephd FlushLocks failed: 14 UNAVAILABLE: No connection established; start not attempted, retried next pass');
+    assert.equal(first?.err, 'RBD lock flush before start failed (attempt 1 of 3): cephd FlushLocks failed: 14 UNAVAILABLE: No connection established; start not attempted, retried after a growing delay');
     assert.equal(first?.vm, 'vm1');
     assert.equal(await rig.admin.read(paths.domain(U1).state), 'start', 'still start after one failure');
     await rig.settle(10_000);

@@ -6,7 +6,7 @@ import type { RbdStartGuard } from './start-guard.js';
 /**
  * The RBD step of a start: reads the VM's `rbdlist` and flushes those images' locks through cephd.
  * True = go on with the start. On a failed flush it throws `RBD_LOCKS` (retryable: the start is not
- * attempted this pass, the next pass tries again); after the guard's limit, or at once when another
+ * attempted; the start queue tries again after its growing per-VM delay); after the guard's limit, or at once when another
  * node holds a lock, it writes `state=fail` with the reason in `failedreason` and returns false.
  */
 export async function flushBeforeStart(guard: RbdStartGuard, uuid: string, deps: { zk: ZkClient; logger: Logger }): Promise<boolean> {
@@ -19,7 +19,7 @@ export async function flushBeforeStart(guard: RbdStartGuard, uuid: string, deps:
     return true;
   }
   if (verdict.kind === 'retry') {
-    throw new VmdError('RBD_LOCKS', `RBD lock flush before start failed (attempt ${verdict.attempt} of ${guard.limit}): ${verdict.reason}; start not attempted, retried next pass`, { retryable: true });
+    throw new VmdError('RBD_LOCKS', `RBD lock flush before start failed (attempt ${verdict.attempt} of ${guard.limit}): ${verdict.reason}; start not attempted, retried after a growing delay`, { retryable: true });
   }
   await deps.zk.write([pair(k.state, 'fail'), pair(k.failedReason, verdict.reason)]);
   if (verdict.held) deps.logger.error({ images, held: verdict.held, failedreason: verdict.reason }, 'VM not started: another node holds an RBD lock; state fail');

@@ -5,7 +5,7 @@ import type { RbdLocks } from './rbd-locks.js';
 /** Outcome of the lock flush before one start attempt. */
 export type RbdGuardVerdict =
   | { kind: 'go' }
-  /** Flush failed; the start is not attempted this pass and is retried on the next one. */
+  /** Flush failed; the start is not attempted now and is retried by the start queue (growing delay). */
   | { kind: 'retry'; reason: string; attempt: number }
   /**
    * The VM goes to `fail` with `reason` as failedreason: at once when another node holds a lock
@@ -31,7 +31,7 @@ export function heldReason(held: readonly RbdHeldLock[]): string {
  * Flushes a VM's RBD locks through cephd before vmd starts it. A lock held by another address fails
  * the VM at once, naming the holder (a live writer elsewhere must never be broken, so retrying
  * cannot help). Other failures (cephd unreachable, deadline passed, an image cephd could not
- * read or free) skip the start for this pass and are counted per VM; after `maxFailures` in a row
+ * read or free) skip this start try and are counted per VM; after `maxFailures` in a row
  * the VM is failed with the reason. A success (or a VM with no RBD volumes) resets the count.
  */
 export class RbdStartGuard {
