@@ -6,6 +6,7 @@ import type { ZkClient } from '../types.js';
 import { FakeSession, type FakeServerPort } from './fake-session.js';
 import { FakeTree } from './fake-tree.js';
 import { FakeZkStats } from './fake-stats.js';
+import { FakeWatchIndex } from './fake-watch-index.js';
 
 /** Options of a fake client (the same knobs as the real one, minus the network). */
 export interface FakeConnectOptions {
@@ -47,6 +48,8 @@ export class FakeZkServer implements FakeServerPort {
   readonly tree: FakeTree;
   /** Requests by kind and watch notifications delivered, since the server was made. */
   readonly stats = new FakeZkStats();
+  /** Who watches which path, and which sessions are offline (see {@link dispatch}). */
+  readonly watches = new FakeWatchIndex<FakeSession>();
   private readonly sessions = new Map<string, FakeSession>();
   private readonly expiryTimers = new Map<string, AbortController>();
   private readonly failures: { code: ZkErrorCode; applied: boolean }[] = [];
@@ -74,8 +77,9 @@ export class FakeZkServer implements FakeServerPort {
     const token = {};
     const client: ZkClient = new ZkClientCore(
       (listener) => {
-        const id = (0xfa4e_0000_0000_0000n + BigInt(++this.counter)).toString(16).padStart(16, '0');
-        const s = new FakeSession(id, timeoutMs, this, listener);
+        const order = ++this.counter;
+        const id = (0xfa4e_0000_0000_0000n + BigInt(order)).toString(16).padStart(16, '0');
+        const s = new FakeSession(id, order, timeoutMs, this, listener);
         this.sessions.set(id, s);
         this.owners.set(id, token);
         queueMicrotask(() => this.attach(s));
@@ -174,8 +178,12 @@ export class FakeZkServer implements FakeServerPort {
     return this.tree.dump(root);
   }
 
+  /**
+   * Hands the events of one applied change to the sessions that watch their paths or are offline
+   * (they buffer it), in session creation order; the others could not react to it.
+   */
   dispatch(events: readonly RawWatchEvent[]): void {
-    for (const s of this.sessions.values()) for (const e of events) s.notify(e);
+    this.watches.dispatch(events);
   }
 
   takeWriteFailure(): { code: ZkErrorCode; applied: boolean } | undefined {

@@ -3,13 +3,16 @@ import type { RawWatchEvent, RawWatcher, SessionHandle, SessionListener } from '
 import type { DataSnapshot, ZkOp, ZkOpResult, ZkStat } from '../types.js';
 import type { FakeTree } from './fake-tree.js';
 import type { FakeZkStats } from './fake-stats.js';
+import type { FakeWatchIndex } from './fake-watch-index.js';
 
 /** What a fake session needs from its server. */
 export interface FakeServerPort {
   readonly tree: FakeTree;
   /** Request and notification counters. */
   readonly stats: FakeZkStats;
-  /** Distributes the watch events of an applied change to every session. */
+  /** Who watches what: the session keeps it current as it adds, fires and drops watches. */
+  readonly watches: FakeWatchIndex<FakeSession>;
+  /** Hands the watch events of an applied change to the sessions concerned. */
   dispatch(events: readonly RawWatchEvent[]): void;
   /** Consumes a pending `failNextWrite` knob, if any. */
   takeWriteFailure(): { code: ZkError['code']; applied: boolean } | undefined;
@@ -30,9 +33,9 @@ type Queued = () => void;
  * session and de-duplicated per function, like node-zookeeper-client's WatcherManager.
  */
 export class FakeSession implements SessionHandle {
-  connected = false;
   alive = true;
   private gone = false;
+  private online = false;
   private readonly queue: Queued[] = [];
   private readonly buffered: RawWatchEvent[] = [];
   private readonly data = new Map<string, Set<RawWatcher>>();
@@ -41,21 +44,35 @@ export class FakeSession implements SessionHandle {
 
   constructor(
     readonly sessionId: string,
+    /** Creation order on the server (changes reach sessions in this order). */
+    readonly order: number,
     readonly timeoutMs: number,
     private readonly server: FakeServerPort,
     readonly listener: SessionListener,
-  ) {}
+  ) {
+    this.server.watches.setOffline(this, true);
+  }
 
   /** True once the client dropped this handle (no more events to it). */
   get abandonedByClient(): boolean {
     return this.gone;
   }
 
+  /** Whether the connection is up (set by the server; offline sessions buffer changes). */
+  get connected(): boolean {
+    return this.online;
+  }
+
+  set connected(on: boolean) {
+    this.online = on;
+    this.server.watches.setOffline(this, !on && this.alive && !this.gone);
+  }
+
   getData(path: string, watcher?: RawWatcher): Promise<DataSnapshot> {
     return this.run(() => {
       this.server.stats.op('getData');
       const v = this.server.tree.get(path);
-      if (watcher) add(this.data, path, watcher);
+      if (watcher) this.watch(this.data, path, watcher);
       return v;
     });
   }
@@ -64,7 +81,7 @@ export class FakeSession implements SessionHandle {
     return this.run(() => {
       this.server.stats.op('exists');
       const s = this.server.tree.stat(path);
-      if (watcher) add(s ? this.data : this.exist, path, watcher);
+      if (watcher) this.watch(s ? this.data : this.exist, path, watcher);
       return s;
     });
   }
@@ -73,7 +90,7 @@ export class FakeSession implements SessionHandle {
     return this.run(() => {
       this.server.stats.op('getChildren');
       const c = this.server.tree.children(path);
-      if (watcher) add(this.child, path, watcher);
+      if (watcher) this.watch(this.child, path, watcher);
       return c;
     });
   }
@@ -104,6 +121,7 @@ export class FakeSession implements SessionHandle {
     if (this.gone) return;
     if (this.connected && this.alive) {
       this.gone = true;
+      this.server.watches.setOffline(this, false);
       await Promise.resolve();
       this.server.closed(this);
       this.rejectQueued('CONNECTION_LOSS');
@@ -119,6 +137,7 @@ export class FakeSession implements SessionHandle {
   abandon(): void {
     if (this.gone) return;
     this.gone = true;
+    this.server.watches.setOffline(this, false);
     this.rejectQueued('SESSION_EXPIRED');
     this.server.abandoned(this);
   }
@@ -134,6 +153,7 @@ export class FakeSession implements SessionHandle {
   kill(): void {
     this.alive = false;
     this.connected = false;
+    for (const m of [this.data, this.exist, this.child]) for (const path of m.keys()) this.server.watches.unwatch(path, this);
     this.data.clear();
     this.exist.clear();
     this.child.clear();
@@ -163,8 +183,14 @@ export class FakeSession implements SessionHandle {
     } else {
       take(this.child);
     }
+    if (!this.data.has(e.path) && !this.exist.has(e.path) && !this.child.has(e.path)) this.server.watches.unwatch(e.path, this);
     if (fired.size > 0) this.server.stats.notification();
     for (const w of fired) queueMicrotask(() => w(e));
+  }
+
+  private watch(m: Map<string, Set<RawWatcher>>, path: string, w: RawWatcher): void {
+    add(m, path, w);
+    this.server.watches.watch(path, this);
   }
 
   private async single(op: ZkOp): Promise<ZkOpResult[]> {

@@ -42,6 +42,8 @@ export function validatePath(path: string): void {
  */
 export class FakeTree {
   private readonly nodes = new Map<string, FakeNode>();
+  /** Paths of the ephemeral nodes of each owner, in the order of {@link nodes}. */
+  private readonly ephemerals = new Map<string, Set<string>>();
   private zxid = 0n;
 
   constructor(private readonly clock: Clock) {
@@ -65,7 +67,7 @@ export class FakeTree {
 
   /** Paths of the ephemeral nodes owned by `sessionId`. */
   ephemeralsOf(sessionId: string): string[] {
-    return [...this.nodes.entries()].filter(([, n]) => n.ephemeralOwner === sessionId).map(([p]) => p);
+    return [...(this.ephemerals.get(sessionId) ?? [])];
   }
 
   /** Every path below (and including) `root`, with its data, in sorted order. */
@@ -130,12 +132,15 @@ export class FakeTree {
     const path = op.sequential ? `${op.path}${String(parent.seq).padStart(10, '0')}` : op.path;
     if (this.nodes.has(path)) throw zkError('NODE_EXISTS', path);
     const name = path.slice(parentPath === '/' ? 1 : parentPath.length + 1);
-    this.nodes.set(path, this.newNode(op.data ?? '', op.ephemeral ? owner : undefined, zxid));
+    const n = this.newNode(op.data ?? '', op.ephemeral ? owner : undefined, zxid);
+    this.nodes.set(path, n);
+    this.owned(n, path, true);
     parent.children.add(name);
     parent.cversion++;
     parent.seq++;
     undo.push(() => {
       this.nodes.delete(path);
+      this.owned(n, path, false);
       parent.children.delete(name);
       parent.cversion--;
       parent.seq--;
@@ -163,14 +168,30 @@ export class FakeTree {
     const parent = this.nodes.get(parentPath) as FakeNode;
     const name = path.slice(parentPath === '/' ? 1 : parentPath.length + 1);
     this.nodes.delete(path);
+    this.owned(n, path, false);
     parent.children.delete(name);
     parent.cversion++;
     undo.push(() => {
       this.nodes.set(path, n);
+      this.owned(n, path, true);
       parent.children.add(name);
       parent.cversion--;
     });
     events.push({ type: 'deleted', path }, { type: 'children', path: parentPath });
+  }
+
+  /** Keeps {@link ephemerals} in step with {@link nodes}: `path` (node `n`) was added or deleted. */
+  private owned(n: FakeNode, path: string, added: boolean): void {
+    const owner = n.ephemeralOwner;
+    if (owner === undefined) return;
+    let paths = this.ephemerals.get(owner);
+    if (added) {
+      if (!paths) this.ephemerals.set(owner, (paths = new Set()));
+      paths.add(path);
+    } else if (paths) {
+      paths.delete(path);
+      if (paths.size === 0) this.ephemerals.delete(owner);
+    }
   }
 
   private checkVersion(n: FakeNode, path: string, version: number): void {
