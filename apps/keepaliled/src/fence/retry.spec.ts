@@ -175,7 +175,9 @@ test('the loop: a node state change triggers a pass at once; freed memory is see
   const recovered = (): (string | false)[] => r.events.map((e) => e.kind === 'vm-recovered' && e.vm);
   assert.deepEqual(recovered(), []);
   await r.raw.write([[paths.node('hv2').domainState, 'ready']]);
-  await r.clock.advance(1_100); // the state change, after the minimum gap of 1 s
+  await r.clock.advance(500);
+  assert.deepEqual(recovered(), [], 'not within the minimum gap of 1 s after the last pass');
+  await r.clock.advance(600); // the state change, after the minimum gap of 1 s
   assert.deepEqual(recovered(), ['vm-a']);
   await r.raw.write([[paths.node('hv2').runningDomains, 'a'], [paths.node('hv2').memFree, '5000']]);
   await r.clock.advance(INTERVAL);
@@ -190,4 +192,38 @@ test('bounded: after one interval under the fence lock no further move starts (R
   r.spy.hold.fn = async () => r.clock.sleep(INTERVAL);
   assert.deepEqual(await pass(r), { outcome: 'done', moved: ['vm-a'], left: ['vm-b'] });
   assert.deepEqual(await pass(r), { outcome: 'done', moved: ['vm-b'], left: [] });
+});
+
+test('the loop: a failing pass is retried after growing delays (the 1 s gap doubling up to an interval), logged once per reason and once when it works again', async () => {
+  const r = await rig({ hv2: { domainState: 'ready' } });
+  const t0 = r.clock.now();
+  let failWith: string | undefined = 'ZK connection lost';
+  const tries: number[] = [];
+  Object.defineProperty(r.primary, 'on', {
+    get: () => {
+      if (failWith === undefined) return true;
+      tries.push(r.clock.now() - t0);
+      throw new Error(failWith);
+    },
+  });
+  const ac = new AbortController();
+  const running = r.retry.run(ac.signal);
+  await r.clock.advance(8_000);
+  assert.deepEqual(tries, [0, 1_000, 3_000, 7_000]);
+  failWith = 'ZK session expired';
+  await r.clock.advance(5_000);
+  assert.deepEqual(tries, [0, 1_000, 3_000, 7_000, 12_000], 'at most an interval apart');
+  failWith = undefined;
+  await r.clock.advance(5_000);
+  assert.deepEqual(r.events.flatMap((e) => (e.kind === 'vm-recovered' ? [e.vm] : [])), ['vm-a', 'vm-b'], 'placed at 17 s');
+  const lines = r.log.lines.filter((l) => l.level >= 30 && /recovery retry/.test(l.msg));
+  assert.equal(r.log.lines.filter((l) => /recovery retry: failed again/.test(l.msg)).length, 3, 'repeats at debug');
+  assert.deepEqual(lines.map((l) => [l.level, l.msg, l.err, l.failures]), [
+    [40, 'recovery retry: failed; retrying with growing delays (logged again when the reason changes)', 'ZK connection lost', 1],
+    [40, 'recovery retry: failed; retrying with growing delays (logged again when the reason changes)', 'ZK session expired', 5],
+    [30, 'recovery retry: works again', undefined, 5],
+  ]);
+  ac.abort();
+  await settle(r.clock, running);
+  r.liveness.stop();
 });

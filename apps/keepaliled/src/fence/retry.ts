@@ -18,12 +18,14 @@
  * Liveness: a pass when any node's daemon or domain state changes (a node became `run`/`ready`)
  * and at least every keepalive interval (memory that frees has no watch); at most one pass per
  * `minGapMs`. A pass with no recoverable node reads nothing; a pass starts no move after it has
- * held the fence lock for one interval (the rest is left to the next pass).
+ * held the fence lock for one interval (the rest is left to the next pass). The passes are the
+ * runs of the one key of a {@link WorkQueue}: a pass that fails is retried after `minGapMs`,
+ * doubling up to one interval, and logged once per change of reason.
  *
  * @module
  */
-import type { Clock } from '@pvc/runtime';
-import { AbortedError, describeError, mapLimit } from '@pvc/runtime';
+import type { Clock, WorkOutcome } from '@pvc/runtime';
+import { describeError, mapLimit, WorkQueue } from '@pvc/runtime';
 import {
   clusterKeys, domainKeys, isOneOf, nodeKeys, paths, readAllNodeFigures, readKey, readKeyIfExists, readKeys, readKeyWithStat,
   readVmFacts, type NodeFigures, type VmFacts, type ZkOp,
@@ -68,12 +70,16 @@ interface VmRow {
 
 const report = (outcome: RetryOutcome, moved: string[] = [], left: string[] = []): RetryReport => ({ outcome, moved, left });
 
+/** The queue's one key: a pass plans every waiting VM of every recoverable node together. */
+const RETRY = 'recovery-retry';
+
 /** Places the VMs fence recovery left without a target (see module doc). */
 export class RecoveryRetry {
-  private dirty = false;
-  private wake: (() => void) | undefined;
+  private readonly queue: WorkQueue<typeof RETRY>;
+  private readonly gapMs: number;
+  /** When the last pass began. */
+  private lastStart = -Infinity;
   private inMaintenance = false;
-  private failing = false;
   /** Waiting VMs already logged at info (uuid → reason), so a VM is not logged every interval. */
   private readonly announced = new Map<string, string>();
   /** The last `vm-left` reason per VM (RBD locks), so a failing lock flush is reported once. */
@@ -82,33 +88,39 @@ export class RecoveryRetry {
 
   constructor(private readonly deps: RecoveryRetryDeps) {
     this.moveDeps = { ...deps, events: (e) => this.emitOnce(e) };
+    const { clock, logger, intervalMs } = deps;
+    this.gapMs = deps.minGapMs ?? Math.min(intervalMs, 1_000);
+    this.queue = new WorkQueue({
+      name: 'recovery retry', clock, logger, describe: () => ({}),
+      // A failed pass (ZK trouble, mostly) logged once, retried after the gap, at most every interval.
+      backoff: { initialMs: this.gapMs, maxMs: Math.max(this.gapMs, intervalMs) },
+      work: (_key, run) => this.paced(run.signal),
+    });
   }
 
-  /** Runs passes until `signal` aborts. */
+  /** Runs passes until `signal` aborts. Not restartable. */
   async run(signal: AbortSignal): Promise<void> {
-    const { clock, intervalMs, logger } = this.deps;
-    const gapMs = this.deps.minGapMs ?? Math.min(intervalMs, 1_000);
-    const off = this.deps.liveness.onStateChange(() => this.markDirty());
+    const off = this.deps.liveness.onStateChange(() => void this.queue.add(RETRY, 'node state changed'));
+    this.queue.add(RETRY, 'start');
     try {
-      while (!signal.aborted) {
-        this.dirty = false;
-        const started = clock.now();
-        await this.pass(signal).then(
-          () => void (this.failing = false),
-          (err: unknown) => {
-            if (signal.aborted) return;
-            // Once per episode at error: a ZK outage must not fill the log every interval.
-            if (this.failing) logger.debug({ err: describeError(err) }, 'recovery retry pass failed again');
-            else logger.error({ err: describeError(err) }, 'recovery retry pass failed; retrying every interval');
-            this.failing = true;
-          },
-        );
-        await this.idle(started + gapMs - clock.now(), signal, false);
-        if (!this.dirty) await this.idle(started + intervalMs - clock.now(), signal, true);
-      }
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
     } finally {
       off();
+      await this.queue.stop();
     }
+  }
+
+  /**
+   * A pass, at most one per `minGapMs` (a run sooner only asks to be run at the gap's end); the
+   * next one at the latest an interval after this one began.
+   */
+  private async paced(signal: AbortSignal): Promise<WorkOutcome> {
+    const { clock, intervalMs } = this.deps;
+    const early = this.lastStart + this.gapMs - clock.now();
+    if (early > 0) return { kind: 'done', againInMs: early };
+    this.lastStart = clock.now();
+    await this.pass(signal);
+    return { kind: 'done', againInMs: Math.max(0, this.lastStart + intervalMs - clock.now()) };
   }
 
   /** One pass. Exposed for tests. */
@@ -248,27 +260,5 @@ export class RecoveryRetry {
     if (this.inMaintenance === on) return;
     this.inMaintenance = on;
     this.deps.logger.info(on ? 'maintenance is on: no recovery retry' : 'maintenance is off: recovery retry resumes');
-  }
-
-  private markDirty(): void {
-    this.dirty = true;
-    this.wake?.();
-  }
-
-  /** Sleeps `ms` (nothing if ≤ 0); a {@link markDirty} ends a `wakeable` sleep early. */
-  private async idle(ms: number, signal: AbortSignal, wakeable: boolean): Promise<void> {
-    if (ms <= 0 || signal.aborted) return;
-    const ctl = new AbortController();
-    const stop = (): void => ctl.abort();
-    signal.addEventListener('abort', stop, { once: true });
-    if (wakeable) this.wake = stop;
-    try {
-      await this.deps.clock.sleep(ms, ctl.signal);
-    } catch (err) {
-      if (!(err instanceof AbortedError)) throw err;
-    } finally {
-      if (wakeable) this.wake = undefined;
-      signal.removeEventListener('abort', stop);
-    }
   }
 }
