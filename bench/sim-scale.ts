@@ -36,7 +36,17 @@ interface Row {
   handoverS: number | undefined;
   violations: number;
   wallS: number;
+  /** CPU seconds (user + system) of the whole run: less sensitive than wall time to a loaded machine. */
+  cpuS: number;
+  /** CPU seconds the simulator spent per virtual second of the steady window. */
+  steadyCpuPerS: number;
   rssMiB: number;
+}
+
+/** CPU seconds (user + system) of this process so far. */
+function cpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
 }
 
 function arg(name: string, dflt: string): string {
@@ -67,15 +77,39 @@ function times(lines: readonly string[], re: RegExp, fromS: number): number[] {
   });
 }
 
+/** The event times of a full run (virtual s), from the power-off of hvN. */
+function timeline(powerOff: number): { flushAt: number; handoverAt: number } {
+  const flushAt = powerOff + INTERVAL_S * FENCE_INTERVALS + 30;
+  return { flushAt, handoverAt: flushAt + 30 };
+}
+
+/** False fences, recovery, flush and handover from the event log (so far). */
+function phases(lines: readonly string[], n: number, powerOff: number): Pick<Row, 'falseFences' | 'recoveryS' | 'recovered' | 'flushS' | 'handoverS'> {
+  const { flushAt, handoverAt } = timeline(powerOff);
+  const victim = `hv${n}`;
+  const fences = times(lines, / declares hv\d+ dead/, 0).length;
+  const victimFences = times(lines, new RegExp(` declares ${victim} dead`), 0).length;
+  const starts = times(lines, new RegExp(`^hv\\d+ vm-start vm${n}x\\d+ \\(created\\)`), powerOff).filter((t) => t < flushAt);
+  const migratedOut = times(lines, new RegExp(`^hv${n - 1} vm-stop \\S+ \\(migrated to`), flushAt).filter((t) => t < handoverAt);
+  const duties = times(lines, /^hv2 duties on/, handoverAt);
+  return {
+    falseFences: fences - victimFences,
+    recoveryS: starts.length > 0 ? (starts.at(-1) as number) - powerOff : undefined, recovered: starts.length,
+    flushS: migratedOut.length > 0 ? (migratedOut.at(-1) as number) - flushAt : undefined,
+    handoverS: duties.length > 0 ? (duties[0] as number) - handoverAt : undefined,
+  };
+}
+
 async function runOne(n: number, measureS: number, steadyOnly: boolean): Promise<Row> {
   const wall = performance.now();
+  const cpu = cpuSeconds();
+  const steadyCpu = { from: 0, to: 0 };
   let rss = process.memoryUsage().rss;
   const victim = `hv${n}`;
   const flushed = `hv${n - 1}`;
   const measureEnd = SETTLE_S + measureS;
   const powerOff = measureEnd;
-  const flushAt = powerOff + INTERVAL_S * FENCE_INTERVALS + 30;
-  const handoverAt = flushAt + 30;
+  const { flushAt, handoverAt } = timeline(powerOff);
   // --steady-only: the steady window alone (for sizes too slow to simulate whole; see docs/benchmarks.md).
   const events = steadyOnly ? [] : parseEvents(`${powerOff} power ${victim} off\n${flushAt} flush ${flushed}\n${handoverAt} primary hv2\n`);
   const sim = new SimCluster(parseCluster(clusterYaml(n)));
@@ -87,9 +121,21 @@ async function runOne(n: number, measureS: number, steadyOnly: boolean): Promise
   let steady: FakeZkStatsSnapshot | undefined;
   sim.onStep = () => {
     const t = sim.elapsed();
-    if (before === undefined && t >= SETTLE_S * 1000) before = sim.server.stats.snapshot();
-    if (steady === undefined && before !== undefined && t >= measureEnd * 1000) steady = FakeZkStats.diff(before, sim.server.stats.snapshot());
+    if (before === undefined && t >= SETTLE_S * 1000) {
+      before = sim.server.stats.snapshot();
+      steadyCpu.from = cpuSeconds();
+    }
+    if (steady === undefined && before !== undefined && t >= measureEnd * 1000) {
+      steady = FakeZkStats.diff(before, sim.server.stats.snapshot());
+      steadyCpu.to = cpuSeconds();
+    }
     if (t % 1000 === 0) rss = Math.max(rss, process.memoryUsage().rss);
+    // Progress every 10 virtual s (a 100-node run is long): what has been measured so far.
+    if (t % 10_000 === 0) {
+      const so = steady ? ` | steady: ${fmt(steady.totalOps / measureS)} ops/s, ${fmt(steady.notifications / measureS)} notif/s, ${fmt((steadyCpu.to - steadyCpu.from) / measureS, 2)} CPU s per virtual s` : '';
+      const ph = phases(sim.lines, n, powerOff);
+      console.error(`N=${n} t=${t / 1000} s: wall ${fmt((performance.now() - wall) / 1000)} s, CPU ${fmt(cpuSeconds() - cpu)} s, RSS ${Math.round(rss / 2 ** 20)} MiB${so} | false fences ${ph.falseFences}, recovery ${fmt(ph.recoveryS)} s (${ph.recovered}), flush ${fmt(ph.flushS)} s, handover ${fmt(ph.handoverS)} s`);
+    }
     for (const node of sim.nodes.values()) {
       const k = node.keepalived;
       if (!k || subscribed.has(k)) continue;
@@ -110,22 +156,15 @@ async function runOne(n: number, measureS: number, steadyOnly: boolean): Promise
   await sim.run(events, steadyOnly ? measureEnd + 0.1 : undefined);
   if (!steadyOnly) await sim.invariants.final();
   await sim.tearDown();
-  const lines = sim.lines;
-  const fences = times(lines, / declares hv\d+ dead/, 0).length;
-  const victimFences = times(lines, new RegExp(` declares ${victim} dead`), 0).length;
-  const starts = times(lines, new RegExp(`^hv\\d+ vm-start vm${n}x\\d+ \\(created\\)`), powerOff).filter((t) => t < flushAt);
-  const migratedOut = times(lines, new RegExp(`^${flushed} vm-stop \\S+ \\(migrated to`), flushAt).filter((t) => t < handoverAt);
-  const duties = times(lines, /^hv2 duties on/, handoverAt);
+  const ph = phases(sim.lines, n, powerOff);
   lateness.sort((a, b) => a - b);
   return {
     n, steady: steady ?? sim.server.stats.snapshot(), windowS: measureS,
     lateP50: percentile(lateness, 50), lateP99: percentile(lateness, 99), keepalives: lateness.length,
-    falseFences: fences - victimFences,
-    recoveryS: starts.length > 0 ? (starts.at(-1) as number) - powerOff : undefined, recovered: starts.length,
-    flushS: migratedOut.length > 0 ? (migratedOut.at(-1) as number) - flushAt : undefined,
-    handoverS: duties.length > 0 ? (duties[0] as number) - handoverAt : undefined,
+    ...ph,
     violations: sim.invariants.violations.length,
-    wallS: (performance.now() - wall) / 1000, rssMiB: Math.round(rss / 2 ** 20),
+    wallS: (performance.now() - wall) / 1000, cpuS: cpuSeconds() - cpu,
+    steadyCpuPerS: (steadyCpu.to - steadyCpu.from) / measureS, rssMiB: Math.round(rss / 2 ** 20),
   };
 }
 
@@ -134,15 +173,21 @@ const fmt = (v: number | undefined, d = 1): string => (v === undefined || Number
 /** The original's notifications/s: the issue's ~12,000/s at 100 nodes scaled as N² (inventory §2.1 step 15, §3.1; docs/benchmarks.md). */
 const original = (n: number): number => 1.2 * n * n;
 
+const HEADER = [
+  '| N | VMs | ZK ops/s | ops/s ÷ N | notif/s | notif/s ÷ N | original notif/s (derived) | KA late p50/p99 ms | false fences | recovery s (VMs) | flush s | handover s | invariants | wall s | CPU s | steady CPU s per virtual s | RSS MiB |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+];
+
+function line(r: Row): string {
+  const ops = r.steady.totalOps / r.windowS;
+  const notes = r.steady.notifications / r.windowS;
+  return `| ${r.n} | ${r.n * VMS_PER_NODE} | ${fmt(ops)} | ${fmt(ops / r.n, 2)} | ${fmt(notes)} | ${fmt(notes / r.n, 2)} | ${original(r.n).toFixed(0)} | ${fmt(r.lateP50, 0)}/${fmt(r.lateP99, 0)} (${r.keepalives}) | ${r.falseFences} | ${fmt(r.recoveryS)} (${r.recovered}) | ${fmt(r.flushS)} | ${fmt(r.handoverS)} | ${r.violations} | ${fmt(r.wallS)} | ${fmt(r.cpuS)} | ${fmt(r.steadyCpuPerS, 2)} | ${r.rssMiB} |`;
+}
+
 function report(rows: readonly Row[]): void {
   console.log(`\nkeepalive ${INTERVAL_S} s, fence after ${FENCE_INTERVALS}, ${VMS_PER_NODE} VMs/node, steady window ${rows[0]?.windowS ?? 0} s after a ${SETTLE_S} s settle\n`);
-  console.log('| N | VMs | ZK ops/s | ops/s ÷ N | notif/s | notif/s ÷ N | original notif/s (derived) | KA late p50/p99 ms | false fences | recovery s (VMs) | flush s | handover s | invariants | wall s | RSS MiB |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    const ops = r.steady.totalOps / r.windowS;
-    const notes = r.steady.notifications / r.windowS;
-    console.log(`| ${r.n} | ${r.n * VMS_PER_NODE} | ${fmt(ops)} | ${fmt(ops / r.n, 2)} | ${fmt(notes)} | ${fmt(notes / r.n, 2)} | ${original(r.n).toFixed(0)} | ${fmt(r.lateP50, 0)}/${fmt(r.lateP99, 0)} (${r.keepalives}) | ${r.falseFences} | ${fmt(r.recoveryS)} (${r.recovered}) | ${fmt(r.flushS)} | ${fmt(r.handoverS)} | ${r.violations} | ${fmt(r.wallS)} | ${r.rssMiB} |`);
-  }
+  for (const h of HEADER) console.log(h);
+  for (const r of rows) console.log(line(r));
   console.log('\noriginal (derived, not measured): every node builds a NodeInstance for every node with DataWatches on its');
   console.log('state/resource keys (../shared/reference/pvc-inventory.md §2.1 step 15); each keepalive writes ten of them in');
   console.log('one transaction (§3.1), so notifications/s = k × N² / interval. Printed: the issue\'s ~12,000/s at 100 nodes');
@@ -159,7 +204,9 @@ SETTLE_S = Number(arg('settle', String(SETTLE_S)));
 const steadyOnly = process.argv.includes('--steady-only');
 const rows: Row[] = [];
 for (const n of sizes) {
-  rows.push(await runOne(n, measureS, steadyOnly));
-  console.error(`N=${n} done in ${rows.at(-1)?.wallS.toFixed(1)} s`);
+  const row = await runOne(n, measureS, steadyOnly);
+  rows.push(row);
+  // Each row as soon as it is measured (a 100-node run is long), then the whole table.
+  console.error(`N=${n} done in ${row.wallS.toFixed(1)} s\n${line(row)}`);
 }
 report(rows);
