@@ -99,21 +99,21 @@ function logFailure(action: Action, err: unknown, deps: ApplyDeps): string {
  */
 function handOver(action: Extract<Action, { kind: 'start' }>, deps: ApplyDeps): ActionResult {
   const log = deps.logger.child({ vm: action.name, uuid: action.uuid });
-  const job = async ({ signal, retry }: StartRun): Promise<void> => {
+  const job = async ({ signal, retry }: StartRun): Promise<string | undefined> => {
     // Contract (as above, checked again: the job may run after the session dropped).
-    if (signal.aborted || deps.zk.state !== 'connected') return;
+    if (signal.aborted || deps.zk.state !== 'connected') return undefined;
     const blocked = deps.startBlocked?.();
     if (blocked !== undefined) {
       log.info({ blocked }, 'start not attempted: starts are blocked here now');
-      return;
+      return undefined;
     }
-    if (!(await stillWanted(action.uuid, action.expect, deps))) return;
+    if (!(await stillWanted(action.uuid, action.expect, deps))) return undefined;
     if (retry && (await deps.hv.list()).some((d) => d.uuid === action.uuid && d.active)) {
       log.info('the VM runs here after a start try that failed: not created again');
       await clearFailedReason(action.uuid, deps);
-      return;
+      return undefined;
     }
-    await startVm(action, { ...deps, logger: log }, signal);
+    return startVm(action, { ...deps, logger: log }, signal);
   };
   const handed = deps.starts.run(action.uuid, job, action.name);
   if (handed === 'started') return { action, outcome: 'started' };
@@ -161,32 +161,35 @@ async function run(action: Action, deps: ApplyDeps): Promise<void> {
   }
 }
 
-const startVm: Exec<'start'> = async (a, deps, signal) => {
+/** Creates the domain; returns the `failedreason` written when the VM was failed for good (terminal). */
+async function startVm(a: Extract<Action, { kind: 'start' }>, deps: ApplyDeps, signal: AbortSignal): Promise<string | undefined> {
   const k = domainKeys(a.uuid);
   const t0 = deps.clock.now();
-  if (deps.rbd && !(await flushBeforeStart(deps.rbd, a.uuid, deps))) return;
+  const refused = deps.rbd && (await flushBeforeStart(deps.rbd, a.uuid, deps));
+  if (refused) return refused;
   // After stopAll (halt) or on the way out: nothing is created any more.
-  if (signal?.aborted) return;
+  if (signal.aborted) return undefined;
   try {
     const stored = await readKey(deps.zk, k.xml, { logger: deps.logger });
     if (stored.trim() === '') throw new VmdError('BAD_XML', 'the VM has no stored XML (xml key empty or missing)');
     if (deps.bridges) {
       const { port, boundMs, node } = deps.bridges;
       await waitForBridges(port, interfaceBridges(stored), { clock: deps.clock, boundMs, node, signal });
-      if (signal?.aborted) return;
+      if (signal.aborted) return undefined;
     }
     await deps.hv.createTransient(prepareXml(stored, a.uuid, { domainType: deps.domainType }));
   } catch (err) {
     if (err instanceof VmdError && (err.code === 'LIBVIRT_ERROR' || err.code === 'BAD_XML' || err.code === 'MISSING_BRIDGE')) {
       await deps.zk.write([pair(k.state, 'fail'), pair(k.failedReason, err.message)]);
       deps.logger.error({ key: k.xml.path, failedreason: err.message }, 'VM failed to start: state fail');
-      return;
+      return err.message;
     }
     throw err;
   }
   deps.logger.info({ ms: deps.clock.now() - t0 }, 'VM started');
   await clearFailedReason(a.uuid, deps);
-};
+  return undefined;
+}
 
 async function clearFailedReason(uuid: string, deps: ApplyDeps): Promise<void> {
   const k = domainKeys(uuid).failedReason;

@@ -210,6 +210,11 @@ export class Reconciler {
    * and ends, so the VM is no longer busy and a later `pvc vm start` is tried at once.
    */
   private forgetUnwantedStarts(desired: ReadonlyMap<string, DesiredVm>): void {
+    // A start failed for good (its VM in `fail`) is parked until it is wanted again: dropped here.
+    for (const uuid of this.starts.failed()) {
+      const vm = desired.get(uuid);
+      if (vm?.state !== 'start' || vm.node !== this.deps.node) this.starts.forget(uuid);
+    }
     for (const uuid of this.starts.inBackoff()) {
       const vm = desired.get(uuid);
       if (vm?.state === 'start' && vm.node === this.deps.node) continue;

@@ -4,9 +4,10 @@ import { captureLogger, VirtualClock } from '@pvc/runtime';
 import { START_BACKOFF, StartJobs, type StartRun } from './start-jobs.js';
 
 /** A job that takes `ms` of virtual time, then fails when `fail`. */
-const job = (clock: VirtualClock, ms: number, fail = false) => async (): Promise<void> => {
+const job = (clock: VirtualClock, ms: number, fail = false) => async (): Promise<undefined> => {
   await clock.sleep(ms);
   if (fail) throw new Error('fake start failure');
+  return undefined;
 };
 
 function rig(limit: number) {
@@ -40,10 +41,11 @@ describe('StartJobs (a WorkQueue keyed by VM)', () => {
     const { clock, s, lines, done } = rig(8);
     const tries: { at: number; retry: boolean }[] = [];
     let failing = true;
-    const flaky = async ({ retry }: StartRun): Promise<void> => {
+    const flaky = async ({ retry }: StartRun): Promise<undefined> => {
       tries.push({ at: clock.now(), retry });
       await clock.sleep(100);
       if (failing) throw new Error('cephd FlushLocks failed: UNAVAILABLE');
+      return undefined;
     };
     s.run('a', flaky, 'vm-a');
     for (let t = 0; t < 120_000; t += 500) {
@@ -75,13 +77,41 @@ describe('StartJobs (a WorkQueue keyed by VM)', () => {
     });
     await clock.advance(10);
     assert.deepEqual(s.inBackoff(), ['a']);
-    assert.equal(s.run('a', async () => void ran.push('latest')), 'backoff');
+    assert.equal(s.run('a', async () => {
+      ran.push('latest');
+      return undefined;
+    }), 'backoff');
     await clock.advance(10);
     assert.deepEqual(ran, ['first'], 'not hurried');
     s.forget('a');
     await clock.advance(1);
     assert.deepEqual(ran, ['first', 'latest']);
     assert.deepEqual([...s.busy], []);
+  });
+
+  it('a start failed for good (state fail written) is a terminal outcome: logged once as given up, not retried, not busy; a new handover starts afresh', async () => {
+    const { clock, s, lines, done } = rig(8);
+    let n = 0;
+    const failsThenRefused = async (): Promise<string | undefined> => {
+      n++;
+      if (n <= 2) throw new Error('cephd FlushLocks failed: UNAVAILABLE');
+      return 'Could not safely free RBD locks (3 attempts): cephd FlushLocks failed: UNAVAILABLE';
+    };
+    s.run('a', failsThenRefused, 'vm-a');
+    await clock.advance(10_000);
+    assert.equal(n, 3);
+    assert.deepEqual([...s.busy], [], 'not busy: the plan sees state fail and plans nothing');
+    assert.deepEqual(s.failed(), ['a']);
+    assert.deepEqual(lines.filter((l) => /^vm-start: gave up/.test(String(l.msg))).map((l) => [l.vm, l.err, l.level]),
+      [['vm-a', 'Could not safely free RBD locks (3 attempts): cephd FlushLocks failed: UNAVAILABLE', 50]]);
+    assert.equal(lines.filter((l) => /^vm-start: works again/.test(String(l.msg))).length, 0, 'a VM failed for good did not "work again"');
+    assert.equal(done(), 0);
+    await clock.advance(60_000);
+    assert.equal(n, 3, 'never retried');
+    assert.equal(s.run('a', failsThenRefused, 'vm-a'), 'started', 'pvc vm start after the fail');
+    await clock.advance(1);
+    assert.equal(n, 4);
+    assert.equal(s.failures('a'), 1, 'a fresh streak (the terminal one was forgotten)');
   });
 
   it('stop() cancels and waits for the jobs in progress; they see the signal; queued ones never run', async () => {
@@ -93,8 +123,12 @@ describe('StartJobs (a WorkQueue keyed by VM)', () => {
     s.run('a', async ({ signal }) => {
       await clock.sleep(50);
       sawAbort = signal.aborted;
+      return undefined;
     });
-    s.run('b', async () => void (second = true));
+    s.run('b', async () => {
+      second = true;
+      return undefined;
+    });
     await clock.advance(1);
     const stopped = s.stop();
     await clock.advance(50);

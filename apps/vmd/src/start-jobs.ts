@@ -1,4 +1,4 @@
-import { WorkQueue, type Backoff, type Clock, type Logger, type OutcomeChange } from '@pvc/runtime';
+import { WorkQueue, type Backoff, type Clock, type Logger, type OutcomeChange, type WorkOutcome } from '@pvc/runtime';
 
 /** Starts running at once on one node by default (a TCG createXML takes 0.3–1 s and mostly waits). */
 export const DEFAULT_START_CONCURRENCY = 8;
@@ -23,8 +23,12 @@ export interface StartRun {
   readonly retry: boolean;
 }
 
-/** One background start: resolves when done (or skipped), rejects when it failed and may work later. */
-export type StartJob = (run: StartRun) => Promise<void>;
+/**
+ * One background start: resolves with undefined when done (or skipped), with the `failedreason` it
+ * wrote when the VM failed for good (`state=fail`: a terminal outcome, not retried); rejects when
+ * it failed and may work later (retried).
+ */
+export type StartJob = (run: StartRun) => Promise<string | undefined>;
 
 /** What {@link StartJobs.run} did with a start. */
 export type StartHandover = 'started' | 'busy' | 'backoff' | 'cancelled';
@@ -37,7 +41,7 @@ export interface StartJobsOptions {
   logger: Logger;
   /** Default {@link START_BACKOFF}. */
   backoff?: Backoff;
-  /** Told after a start that ended (created, or skipped because no longer wanted): the reconciler's trigger. */
+  /** Told after a start that ended (created, or skipped because no longer wanted; not a terminal failure, whose `fail` write triggers a pass by itself): the reconciler's trigger. */
   onDone?: () => void;
   /** Told of each change of a VM's start outcome (failing, recovered), after it is logged. */
   onChange?: (uuid: string, change: OutcomeChange) => void;
@@ -57,13 +61,14 @@ interface Pending {
  * `busy` = VMs whose start is queued, running or waiting to be retried; the plan leaves them alone
  * (as for migration jobs), so a VM is never created twice. A start that throws is retried by the
  * queue after a growing per-VM delay ({@link START_BACKOFF}) and logged once per change of its
- * error, not at every try. A libvirt/XML/bridge refusal is no throw: the job writes `fail` +
- * `failedreason` (the terminal outcome, as the original) and ends. The reconciler {@link forget}s
- * a VM whose start is no longer wanted, so a later `pvc vm start` is tried at once.
+ * error, not at every try. A libvirt/XML/bridge/RBD-lock refusal is no throw: the job writes
+ * `fail` + `failedreason` (as the original) and returns the reason, the queue's terminal outcome
+ * (logged once as given up; a new handover after `pvc vm start` starts afresh). The reconciler
+ * {@link forget}s a VM whose start is no longer wanted, so a later `pvc vm start` is tried at once.
  */
 export class StartJobs {
   private readonly queue: WorkQueue<string>;
-  /** The latest job handed over per VM, kept until it ends (its `done`). */
+  /** The latest job handed over per VM, kept until it ends (after the queue logged its outcome). */
   private readonly pending = new Map<string, Pending>();
   /** VMs whose last try threw (see {@link StartRun.retry}); cleared when a try ends. */
   private readonly threw = new Set<string>();
@@ -81,7 +86,10 @@ export class StartJobs {
       backoff: opts.backoff ?? START_BACKOFF,
       describe: (uuid) => ({ vm: this.pending.get(uuid)?.name ?? uuid, uuid }),
       work: (uuid, run) => this.work(uuid, run.signal),
-      onChange: opts.onChange,
+      onChange: (uuid, change) => {
+        if (change.kind === 'gave-up') this.pending.delete(uuid);
+        opts.onChange?.(uuid, change);
+      },
       onDone: (uuid) => {
         // After the queue logged the outcome (its lines name the VM from here).
         this.pending.delete(uuid);
@@ -98,6 +106,11 @@ export class StartJobs {
   /** UUIDs whose start failed and waits for its retry. */
   inBackoff(): string[] {
     return this.cancelled ? [] : this.queue.keys('backoff');
+  }
+
+  /** UUIDs whose last start failed for good (`state=fail` written); a new handover starts afresh. */
+  failed(): string[] {
+    return this.queue.keys('failed');
   }
 
   /** Failures in a row of a VM's start (0 when none). */
@@ -118,6 +131,8 @@ export class StartJobs {
     if (this.cancelled) return 'cancelled';
     const state = this.queue.state(uuid);
     if (state === 'running') return 'busy';
+    // Failed for good earlier and planned again: someone wrote `start` anew.
+    if (state === 'failed') this.queue.forget(uuid);
     this.pending.set(uuid, { job, name });
     if (state === 'backoff') return 'backoff';
     if (state === 'queued') return 'busy';
@@ -148,16 +163,17 @@ export class StartJobs {
     await this.queue.stop();
   }
 
-  private async work(uuid: string, signal: AbortSignal): Promise<{ kind: 'done' }> {
+  private async work(uuid: string, signal: AbortSignal): Promise<WorkOutcome> {
     const p = this.pending.get(uuid);
     if (p === undefined) return { kind: 'done' };
+    let failed: string | undefined;
     try {
-      await p.job({ signal, retry: this.threw.has(uuid) });
+      failed = await p.job({ signal, retry: this.threw.has(uuid) });
     } catch (err) {
       this.threw.add(uuid);
       throw err;
     }
     this.threw.delete(uuid);
-    return { kind: 'done' };
+    return failed === undefined ? { kind: 'done' } : { kind: 'terminal', reason: failed };
   }
 }

@@ -82,6 +82,9 @@ describe('vmd flushes a VM\'s RBD locks through cephd before starting it (fake c
     assert.equal(await rig.admin.read(p.failedReason), 'Could not safely free RBD locks (3 attempts): cephd FlushLocks failed: 14 UNAVAILABLE: No connection established');
     assert.equal(rig.locks.calls.length, 3);
     assert.equal(rig.hv.creates.get(U1), undefined, 'never started');
+    assert.deepEqual(rig.lines.filter((l) => /^vm-start: gave up/.test(String(l.msg))).map((l) => [l.vm, l.err]),
+      [['vm1', 'Could not safely free RBD locks (3 attempts): cephd FlushLocks failed: 14 UNAVAILABLE: No connection established']], 'the queue\'s terminal outcome');
+    assert.equal(rig.lines.filter((l) => /^vm-start: works again/.test(String(l.msg))).length, 0);
     locks.error = undefined;
     await rig.admin.write([[p.state, 'start']]);
     await rig.settle();
