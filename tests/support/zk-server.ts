@@ -62,7 +62,7 @@ export function fourLetter(port: number, cmd = 'ruok', timeoutMs = 1000): Promis
  * Kills the server if this test process dies without cleaning up (test-runner timeout, SIGKILL):
  * a detached shell polls our pid once a second. Invariant: no test leaves a JVM behind.
  */
-function watchdog(javaPid: number | undefined): ChildProcess | undefined {
+export function watchdog(javaPid: number | undefined): ChildProcess | undefined {
   if (javaPid === undefined) return undefined;
   const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${javaPid} 2>/dev/null`;
   const w = spawn('sh', ['-c', script], { stdio: 'ignore', detached: true });
