@@ -98,6 +98,8 @@ test('handover: the old primary\'s duty switch fails without saying its service 
   const errors = warnings(hv1).filter((l) => l.level === 50);
   assert.ok(errors.length >= 2 && errors.every((l) => /\(netd or cephd\); staying relinquish/.test(l.msg)), 'one error per round');
   assert.ok(!warnings(hv1).some((l) => /election pass failed/.test(l.msg)), 'not logged twice');
+  const retried = warnings(hv1).filter((l) => /primary election: failed; retrying/.test(l.msg));
+  assert.deepEqual(retried.map((l) => [l.level, l.retryInMs]), [[40, 5_000]], 'the retried pass logged once, not every round');
   hv1.peers.knobs.mode = {};
   await r.clock.advance(15_000);
   assert.deepEqual(await r.routers(), { hv1: 'secondary', hv2: 'primary' });

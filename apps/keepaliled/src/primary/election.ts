@@ -1,4 +1,4 @@
-import type { Backoff, Clock, Logger, WorkOutcome, WorkRun } from '@pvc/runtime';
+import type { Backoff, Clock, Logger, WorkOutcome, WorkRun, WorkState } from '@pvc/runtime';
 import { describeError, WorkQueue } from '@pvc/runtime';
 import {
   clusterKeys, createLock, isZkError, locks, nodeKeys, pair, readKey, readKeys, readKeyWithStat, watchKey,
@@ -166,7 +166,7 @@ export class PrimaryElection {
   }
 
   /** Where the election's queue is (`backoff`: a failed pass waits to be retried). For tests and status. */
-  get passState(): ReturnType<WorkQueue<typeof ELECTION>['state']> {
+  get passState(): WorkState {
     return this.queue.state(ELECTION);
   }
 
