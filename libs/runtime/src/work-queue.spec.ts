@@ -165,6 +165,16 @@ test('forget during backoff runs the key at once with a fresh streak', async () 
   assert.deepEqual(r.runs.map((x) => [x.at, x.failures, x.reasons]), [[0, 0, ['go']], [0, 0, ['pending']]]);
 });
 
+test('forget during backoff with nothing added meanwhile runs the key at once as a retry', async () => {
+  const r = rig();
+  r.scripts.set('a', [new Error('x')]);
+  r.q.add('a', 'go');
+  await r.q.idle();
+  r.q.forget('a');
+  await r.q.idle();
+  assert.deepEqual(r.runs.map((x) => [x.at, x.failures, x.reasons]), [[0, 0, ['go']], [0, 0, ['retry']]]);
+});
+
 test('done with againInMs runs the key again after that long, unless an add comes first', async () => {
   const r = rig();
   r.scripts.set('a', [{ kind: 'done', againInMs: 1000 }, { kind: 'done', againInMs: 1000 }, { kind: 'done' }]);
@@ -186,6 +196,7 @@ test('stop aborts running work, cancels timers and runs nothing more', async () 
   assert.equal(aborted, false, 'stop waits for the running work');
   await r.release();
   await stopped;
+  assert.deepEqual(r.q.keys('queued', 'running', 'backoff', 'failed'), [], 'nothing is left queued or waiting');
   assert.equal(r.q.add('b', 'late'), 'idle');
   await r.clock.runUntil(10_000);
   assert.deepEqual(r.runs.map((x) => x.key), ['a']);

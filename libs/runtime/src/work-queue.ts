@@ -137,7 +137,8 @@ export class WorkQueue<K> {
 
   /**
    * Ends a key's failure history (what made it fail changed, or the key is gone): a key in
-   * backoff runs at once if anything is pending, a failed one becomes idle, the streak restarts.
+   * backoff runs at once (with the reasons added meanwhile, or `retry`), a failed one becomes idle,
+   * the streak restarts.
    */
   forget(key: K): void {
     const e = this.entries.get(key);
@@ -147,6 +148,7 @@ export class WorkQueue<K> {
     if (e.state === 'backoff') {
       e.timer?.abort();
       e.timer = undefined;
+      if (e.reasons.length === 0) e.reasons.push('retry');
       this.enqueue(key, e);
     } else if (e.state === 'failed') {
       e.state = 'idle';
@@ -182,6 +184,8 @@ export class WorkQueue<K> {
     this.ac.abort();
     for (const e of this.entries.values()) e.timer?.abort();
     this.order.length = 0;
+    // Nothing is queued or waiting any more; keys still running become idle when their run ends.
+    for (const [k, e] of this.entries) if (e.state !== 'running') this.entries.delete(k);
     await Promise.allSettled([...this.runs]);
   }
 
