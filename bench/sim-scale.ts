@@ -34,6 +34,8 @@ interface Row {
   recovered: number;
   flushS: number | undefined;
   handoverS: number | undefined;
+  /** ZK requests from the flush to the handover (the flusher re-reads the VMs at every step). */
+  flushOps: number | undefined;
   violations: number;
   wallS: number;
   /** CPU seconds (user + system) of the whole run: less sensitive than wall time to a loaded machine. */
@@ -119,6 +121,8 @@ async function runOne(n: number, measureS: number, steadyOnly: boolean): Promise
   const subscribed = new WeakSet<object>();
   let before: FakeZkStatsSnapshot | undefined;
   let steady: FakeZkStatsSnapshot | undefined;
+  let flushFrom: FakeZkStatsSnapshot | undefined;
+  let flushOps: number | undefined;
   sim.onStep = () => {
     const t = sim.elapsed();
     if (before === undefined && t >= SETTLE_S * 1000) {
@@ -129,12 +133,14 @@ async function runOne(n: number, measureS: number, steadyOnly: boolean): Promise
       steady = FakeZkStats.diff(before, sim.server.stats.snapshot());
       steadyCpu.to = cpuSeconds();
     }
+    if (flushFrom === undefined && t >= flushAt * 1000) flushFrom = sim.server.stats.snapshot();
+    if (flushOps === undefined && flushFrom !== undefined && t >= handoverAt * 1000) flushOps = FakeZkStats.diff(flushFrom, sim.server.stats.snapshot()).totalOps;
     if (t % 1000 === 0) rss = Math.max(rss, process.memoryUsage().rss);
     // Progress every 10 virtual s (a 100-node run is long): what has been measured so far.
     if (t % 10_000 === 0) {
       const so = steady ? ` | steady: ${fmt(steady.totalOps / measureS)} ops/s, ${fmt(steady.notifications / measureS)} notif/s, ${fmt((steadyCpu.to - steadyCpu.from) / measureS, 2)} CPU s per virtual s` : '';
       const ph = phases(sim.lines, n, powerOff);
-      console.error(`N=${n} t=${t / 1000} s: wall ${fmt((performance.now() - wall) / 1000)} s, CPU ${fmt(cpuSeconds() - cpu)} s, RSS ${Math.round(rss / 2 ** 20)} MiB${so} | false fences ${ph.falseFences}, recovery ${fmt(ph.recoveryS)} s (${ph.recovered}), flush ${fmt(ph.flushS)} s, handover ${fmt(ph.handoverS)} s`);
+      console.error(`N=${n} t=${t / 1000} s: wall ${fmt((performance.now() - wall) / 1000)} s, CPU ${fmt(cpuSeconds() - cpu)} s, RSS ${Math.round(rss / 2 ** 20)} MiB${so} | false fences ${ph.falseFences}, recovery ${fmt(ph.recoveryS)} s (${ph.recovered}), flush ${fmt(ph.flushS)} s, handover ${fmt(ph.handoverS)} s, ZK ops in the flush ${flushOps ?? '—'}`);
     }
     for (const node of sim.nodes.values()) {
       const k = node.keepalived;
@@ -161,7 +167,7 @@ async function runOne(n: number, measureS: number, steadyOnly: boolean): Promise
   return {
     n, steady: steady ?? sim.server.stats.snapshot(), windowS: measureS,
     lateP50: percentile(lateness, 50), lateP99: percentile(lateness, 99), keepalives: lateness.length,
-    ...ph,
+    ...ph, flushOps: steadyOnly ? undefined : flushOps,
     violations: sim.invariants.violations.length,
     wallS: (performance.now() - wall) / 1000, cpuS: cpuSeconds() - cpu,
     steadyCpuPerS: (steadyCpu.to - steadyCpu.from) / measureS, rssMiB: Math.round(rss / 2 ** 20),
@@ -174,14 +180,14 @@ const fmt = (v: number | undefined, d = 1): string => (v === undefined || Number
 const original = (n: number): number => 1.2 * n * n;
 
 const HEADER = [
-  '| N | VMs | ZK ops/s | ops/s ÷ N | notif/s | notif/s ÷ N | original notif/s (derived) | KA late p50/p99 ms | false fences | recovery s (VMs) | flush s | handover s | invariants | wall s | CPU s | steady CPU s per virtual s | RSS MiB |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  '| N | VMs | ZK ops/s | ops/s ÷ N | notif/s | notif/s ÷ N | original notif/s (derived) | KA late p50/p99 ms | false fences | recovery s (VMs) | flush s | handover s | ZK ops in flush | invariants | wall s | CPU s | steady CPU s per virtual s | RSS MiB |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 
 function line(r: Row): string {
   const ops = r.steady.totalOps / r.windowS;
   const notes = r.steady.notifications / r.windowS;
-  return `| ${r.n} | ${r.n * VMS_PER_NODE} | ${fmt(ops)} | ${fmt(ops / r.n, 2)} | ${fmt(notes)} | ${fmt(notes / r.n, 2)} | ${original(r.n).toFixed(0)} | ${fmt(r.lateP50, 0)}/${fmt(r.lateP99, 0)} (${r.keepalives}) | ${r.falseFences} | ${fmt(r.recoveryS)} (${r.recovered}) | ${fmt(r.flushS)} | ${fmt(r.handoverS)} | ${r.violations} | ${fmt(r.wallS)} | ${fmt(r.cpuS)} | ${fmt(r.steadyCpuPerS, 2)} | ${r.rssMiB} |`;
+  return `| ${r.n} | ${r.n * VMS_PER_NODE} | ${fmt(ops)} | ${fmt(ops / r.n, 2)} | ${fmt(notes)} | ${fmt(notes / r.n, 2)} | ${original(r.n).toFixed(0)} | ${fmt(r.lateP50, 0)}/${fmt(r.lateP99, 0)} (${r.keepalives}) | ${r.falseFences} | ${fmt(r.recoveryS)} (${r.recovered}) | ${fmt(r.flushS)} | ${fmt(r.handoverS)} | ${r.flushOps ?? '—'} | ${r.violations} | ${fmt(r.wallS)} | ${fmt(r.cpuS)} | ${fmt(r.steadyCpuPerS, 2)} | ${r.rssMiB} |`;
 }
 
 function report(rows: readonly Row[]): void {
