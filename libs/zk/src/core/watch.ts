@@ -28,6 +28,14 @@ abstract class RearmingWatch<V> {
   private running = false;
   private again = false;
   private closed = false;
+  /**
+   * No read has succeeded since the watch began or since its last read failed: its one-shot
+   * watch may not be registered on the server, so a reconnection must read it again. A watch
+   * whose read succeeded is registered, and the server keeps it across a reconnection that keeps
+   * the session (the client re-sends it with the last zxid it saw: SetWatches, so a change made
+   * while disconnected fires it on reconnection).
+   */
+  private unarmed = true;
   /** One raw watcher per handle, so re-registering on the same session does not duplicate it. */
   private rawFor: { h: SessionHandle; fn: RawWatcher } | undefined;
 
@@ -52,6 +60,11 @@ abstract class RearmingWatch<V> {
     this.closed = true;
   }
 
+  /** Whether a reconnection that keeps the session must trigger this watch (see `unarmed`). */
+  get needsRearm(): boolean {
+    return this.unarmed || this.running;
+  }
+
   protected abstract read(h: SessionHandle, watcher: RawWatcher): Promise<V>;
 
   private watcherFor(h: SessionHandle): RawWatcher {
@@ -74,6 +87,7 @@ abstract class RearmingWatch<V> {
         try {
           value = await this.host.bounded(`watch ${this.path}`, () => this.read(h, this.watcherFor(h)));
         } catch (err) {
+          this.unarmed = true;
           // While disconnected, the next `connected` event triggers us again; while connected
           // (a slow server, an odd error) we retry after a pause so the watch never dies.
           if (!isZkError(err, 'CONNECTION_LOSS', 'SESSION_EXPIRED', 'OPERATION_TIMEOUT', 'CLOSED')) {
@@ -86,6 +100,7 @@ abstract class RearmingWatch<V> {
           continue;
         }
         if (this.closed || !this.host.isCurrent(h)) continue;
+        this.unarmed = false;
         try {
           await this.deliver(value);
         } catch (err) {

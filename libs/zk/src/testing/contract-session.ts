@@ -41,6 +41,35 @@ export function registerSessions(ctx: ContractContext): void {
     unsub();
   });
 
+  it('a reconnection that keeps the session keeps the watches: a change made meanwhile is delivered, a watch begun meanwhile arms', async () => {
+    const victim = await ctx.client();
+    const other = await ctx.client();
+    await other.create(ctx.p('armed'), 'before');
+    await other.create(ctx.p('late'), 'before');
+    const armed = new ValueRecorder<DataSnapshot | undefined>(ctx.clock);
+    const unsubArmed = victim.watchData(ctx.p('armed'), armed.fn);
+    await armed.waitFor((v) => v?.data === 'before');
+    const oldId = victim.sessionId;
+    const suspended = ctx.next(victim, 'suspended');
+    const back = ctx.next(victim, 'connected');
+    victim.dropConnection();
+    await suspended;
+    // Made while the victim may still be disconnected (a real client reconnects within ms).
+    await other.set(ctx.p('armed'), 'during');
+    const late = new ValueRecorder<readonly string[] | undefined>(ctx.clock);
+    const unsubLate = victim.watchChildren(ctx.p('late'), late.fn);
+    await back;
+    assert.equal(victim.sessionId, oldId, 'the same session');
+    await armed.waitFor((v) => v?.data === 'during', 'the change made around the reconnection');
+    await late.waitFor((v) => v !== undefined && v.length === 0, 'the watch begun while disconnected');
+    await other.set(ctx.p('armed'), 'after');
+    await armed.waitFor((v) => v?.data === 'after', 'a change after the reconnection');
+    await other.create(ctx.p('late/child'));
+    await late.waitFor((v) => v?.includes('child') === true, 'a child added after the reconnection');
+    unsubArmed();
+    unsubLate();
+  });
+
   it('a closed client rejects calls with CLOSED and emits closed', async () => {
     const c = await ctx.client();
     let closed = 0;

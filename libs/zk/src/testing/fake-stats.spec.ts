@@ -41,4 +41,28 @@ describe('FakeZkServer stats', () => {
     assert.ok(seen.includes('b:1') && seen.includes('c:1'));
     assert.ok(d.ops.getData >= 2, 'each watch re-arms with a read');
   });
+
+  it('a reconnection that keeps the session reads again only what changed meanwhile, not every watched key', async () => {
+    const clock = new VirtualClock(1_700_000_000_000);
+    const server = new FakeZkServer({ clock });
+    const [a, b] = await Promise.all([server.connect(), server.connect()]);
+    const keys = Array.from({ length: 50 }, (_, i) => `/k${i}`);
+    for (const k of keys) await a.create(k, '0');
+    const seen = new Map<string, string>();
+    for (const k of keys) b.watchData(k, (v) => void seen.set(k, v?.data ?? ''));
+    await clock.advance(10);
+    assert.equal(seen.size, 50);
+    const back = new Promise<void>((resolve) => b.on('connected', () => resolve()));
+    await a.set('/k7', 'changing');
+    await clock.advance(10);
+    const before = server.stats.snapshot();
+    b.dropConnection();
+    await a.set('/k7', 'changed');
+    await clock.advance(2_000);
+    await back;
+    await clock.advance(2_000);
+    const d = FakeZkStats.diff(before, server.stats.snapshot());
+    assert.equal(seen.get('/k7'), 'changed');
+    assert.ok(d.ops.getData <= 2, `only the changed key is read again (got ${d.ops.getData} reads for 50 watches)`);
+  });
 });
