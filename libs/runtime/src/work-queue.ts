@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Clock } from './clock.js';
 import { describeError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -108,6 +109,8 @@ export class WorkQueue<K> {
 
   constructor(private readonly opts: WorkQueueOptions<K>) {
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
+    // Every waiting key's timer and every run listen on the queue's signal: one per VM for starts.
+    setMaxListeners(0, this.ac.signal);
   }
 
   /** Asks for a run of `key`; returns where the key is now (`failed`: ignored; `idle`: stopped). */
