@@ -1,4 +1,5 @@
 import { AbortedError } from './errors.js';
+import { TimerHeap } from './timer-heap.js';
 
 /**
  * The only source of time for logic. Real code gets {@link realClock}; tests and the simulator get a
@@ -48,12 +49,6 @@ export const realClock: Clock = {
   },
 };
 
-interface Timer {
-  at: number;
-  seq: number;
-  fire: () => void;
-}
-
 /**
  * Deterministic virtual time. Nothing happens until {@link VirtualClock.advance} or
  * {@link VirtualClock.runUntil} moves time; timers due at the same instant fire in creation order,
@@ -62,7 +57,7 @@ interface Timer {
 export class VirtualClock implements Clock {
   private current: number;
   private seq = 0;
-  private timers: Timer[] = [];
+  private readonly timers = new TimerHeap();
 
   /**
    * @param startMs initial time.
@@ -103,7 +98,7 @@ export class VirtualClock implements Clock {
 
   /** Number of timers not yet fired. */
   pending(): number {
-    return this.timers.length;
+    return this.timers.size;
   }
 
   /** Moves time forward by `ms`, firing every timer that falls due, in order. */
@@ -115,9 +110,9 @@ export class VirtualClock implements Clock {
   async runUntil(target: number): Promise<void> {
     await flushMicrotasks(this.flushRounds);
     for (;;) {
-      const next = this.timers[0];
+      const next = this.timers.peek();
       if (next === undefined || next.at > target) break;
-      this.timers.shift();
+      this.timers.pop();
       this.current = Math.max(this.current, next.at);
       next.fire();
       await flushMicrotasks(this.flushRounds);
@@ -126,14 +121,10 @@ export class VirtualClock implements Clock {
   }
 
   private schedule(ms: number, fire: () => void): () => void {
-    const timer: Timer = { at: this.current + Math.max(0, ms), seq: this.seq++, fire };
-    const idx = this.timers.findIndex((t) => t.at > timer.at || (t.at === timer.at && t.seq > timer.seq));
-    if (idx === -1) this.timers.push(timer);
-    else this.timers.splice(idx, 0, timer);
-    return () => {
-      const i = this.timers.indexOf(timer);
-      if (i !== -1) this.timers.splice(i, 1);
-    };
+    // A heap, not a sorted array: the simulator holds tens of thousands of timers (one deadline
+    // per ZK request in flight), and inserting/cancelling in an array cost O(pending) each.
+    const handle = this.timers.push({ at: this.current + Math.max(0, ms), seq: this.seq++, fire });
+    return () => this.timers.remove(handle);
   }
 }
 

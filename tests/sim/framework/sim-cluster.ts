@@ -1,11 +1,10 @@
-import { silentLogger } from '@pvc/runtime';
+import { silentLogger, VirtualClock } from '@pvc/runtime';
 import { baseKeys, newDomainObject, newNodeObject, paths, type ZkClient } from '@pvc/zk';
 import { FakeZkServer } from '@pvc/zk/testing';
 import type { KeepalivedEvent } from '../../../apps/keepaliled/src/model.js';
 import { formatEvent, stamp } from './format.js';
 import { Invariants } from './invariants.js';
 import type { ClusterSpec, SimEvent } from './scenario.js';
-import { SimClock } from './sim-clock.js';
 import { SimIpmi } from './sim-ipmi.js';
 import { SimNode } from './sim-node.js';
 import { SimWitnessNet } from './sim-witness.js';
@@ -14,7 +13,7 @@ const STEP_MS = 100;
 
 /** A simulated cluster: nodes, one FakeZkServer, virtual time, the log and the invariants. */
 export class SimCluster {
-  readonly clock = new SimClock(1_800_000_000_000, 2);
+  readonly clock = new VirtualClock(1_800_000_000_000, 2);
   readonly server = new FakeZkServer({ clock: this.clock });
   readonly nodes = new Map<string, SimNode>();
   readonly lines: string[] = [];
