@@ -14,6 +14,7 @@ import { AbortedError, describeError, realClock, type Logger } from '@pvc/runtim
 import { KEEPALIVED_SESSION_TIMEOUT_MS, paths, type ZkClient } from '@pvc/zk';
 import type { KeepalivedEvent } from '../../apps/keepaliled/src/model.js';
 import type { Peers } from '../../apps/keepaliled/src/ports.js';
+import { inProcessPeers } from './in-process-peers.js';
 import { Keepalived } from '../../apps/keepaliled/src/service.js';
 import { FakeHypervisor } from '../../apps/vmd/src/host/fake-hypervisor.js';
 import { createVmd, runVmd } from '../../apps/vmd/src/vmd.js';
@@ -142,13 +143,6 @@ export class RealZkNode {
       if (!this.vmd) throw new Error('vmd is not running');
       return this.vmd;
     };
-    return {
-      resources: () => Promise.resolve().then(() => vmd().getResources({})),
-      networkStats: () => Promise.resolve({ statsJson: '{}', networkCount: 0 }),
-      storageStats: () => Promise.resolve({ enabled: false, osdCount: 0 }),
-      stopAllVms: (reason) => Promise.resolve().then(() => vmd().stopAll({ reason })),
-      setPrimaryDuties: () => Promise.resolve(),
-      flushRbdLocks: (images) => Promise.resolve({ flushed: [...images], failed: [] }),
-    };
+    return inProcessPeers(vmd);
   }
 }

@@ -8,6 +8,7 @@ import type { Ipmi } from '@pvc/ipmi';
 import { Keepalived } from '../../../apps/keepaliled/src/service.js';
 import type { KeepalivedEvent } from '../../../apps/keepaliled/src/model.js';
 import type { Peers } from '../../../apps/keepaliled/src/ports.js';
+import { inProcessPeers } from '../../support/in-process-peers.js';
 import { createVmd, runVmd } from '../../../apps/vmd/src/vmd.js';
 import type { VmdApi } from '@pvc/rpc';
 import type { ClusterSpec } from './scenario.js';
@@ -214,19 +215,12 @@ export class SimNode implements BmcHost {
       if (!this.vmd || !this.powered) throw new Error('vmd is not running');
       return this.vmd;
     };
-    return {
-      resources: () => Promise.resolve().then(() => vmd().getResources({})),
-      networkStats: () => Promise.resolve({ statsJson: '{}', networkCount: 0 }),
-      storageStats: () => Promise.resolve({ enabled: false, osdCount: 0 }),
-      stopAllVms: (reason) => Promise.resolve().then(() => vmd().stopAll({ reason })),
-      setPrimaryDuties: (on, reason) => {
-        if (this.powered && this.duties !== on) {
-          this.duties = on;
-          this.env.log(this.name, `duties ${on ? 'on' : 'off'} (${reason})`);
-        }
-        return Promise.resolve();
-      },
-      flushRbdLocks: (images) => Promise.resolve({ flushed: [...images], failed: [] }),
-    };
+    return inProcessPeers(vmd, (on, reason) => {
+      if (this.powered && this.duties !== on) {
+        this.duties = on;
+        this.env.log(this.name, `duties ${on ? 'on' : 'off'} (${reason})`);
+      }
+      return Promise.resolve();
+    });
   }
 }
