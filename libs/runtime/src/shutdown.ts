@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /**
  * The one cancellation story: a root AbortController aborted on SIGTERM/SIGINT (and SIGQUIT).
  * Its signal is handed to loops, Clock sleeps, Exec and gRPC calls.
@@ -13,6 +15,9 @@ export interface Shutdown {
 /** Creates the root shutdown signal; with `installHandlers`, POSIX signals trigger it. */
 export function createShutdown(installHandlers = true): Shutdown {
   const controller = new AbortController();
+  // Every loop, sleep, lock wait and call of the service listens on it, many at once (starts,
+  // fences, watches): not a leak, so no MaxListenersExceededWarning in the journal.
+  setMaxListeners(0, controller.signal);
   let resolveRequested: (reason: string) => void = () => undefined;
   const requested = new Promise<string>((r) => (resolveRequested = r));
   const trigger = (reason: string): void => {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { validateConfig, type Config } from '@pvc/config';
 import { mutate } from '@pvc/config/testing';
 import type { Clock, Logger } from '@pvc/runtime';
@@ -105,6 +106,7 @@ export class SimNode implements BmcHost {
     this.env.log(this.name, `power on (${why})`);
     this.libvirt.powerOn();
     const life = new AbortController();
+    setMaxListeners(0, life.signal); // a node's services all listen on it, as on a real service's shutdown signal
     this.life = life;
     void this.env.clock.sleep(BOOT_MS, life.signal).then(() => this.boot(life.signal), () => undefined);
   }
