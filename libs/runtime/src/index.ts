@@ -9,6 +9,7 @@ export * from './shutdown.js';
 export { FakeExec, type ExecCall } from './testing/fake-exec.js';
 export * from './version.js';
 export { rejectionOf } from './testing/rejection.js';
+export { prng } from './testing/prng.js';
 export { withTempDir } from './testing/temp-dir.js';
 export { captureLogger } from './testing/log-capture.js';
 export { humanLine, type HumanLineOptions } from './log-output.js';

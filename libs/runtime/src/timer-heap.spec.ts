@@ -1,18 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { prng } from './testing/prng.js';
 import { TimerHeap, type HeapTimer, type TimerHandle } from './timer-heap.js';
-
-/** A small seeded generator (mulberry32), so a failure replays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The heap against the obvious model, a list sorted by (at, seq) — what VirtualClock kept before:

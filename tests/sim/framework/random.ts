@@ -1,17 +1,6 @@
+import { prng } from '@pvc/runtime';
 import type { ClusterSpec, SimEvent } from './scenario.js';
 import { SimCluster } from './sim-cluster.js';
-
-/** mulberry32: a small seeded PRNG, so every schedule is reproducible from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HEAL_S = 60;
 const READY_S = 85;
