@@ -3,7 +3,7 @@
  * recovery, and the primary role, whose duties (`duties.ts`) write the Ceph status and stats into
  * Zookeeper. Each node's own OSD objects are kept by `own-osds.ts`, run beside this by compose.ts.
  */
-import { describeError, PvcError, type Exec, type Logger } from '@pvc/runtime';
+import { describeError, PvcError, type Exec, type Logger, untilAborted } from '@pvc/runtime';
 import type { ZkClient } from '@pvc/zk';
 import { createCephCli } from './host/ceph-cli.js';
 import type { RadosClient } from './host/librados.js';
@@ -149,7 +149,7 @@ export class Cephd {
   /** Waits for `signal`, then drops the primary duties if held. */
   async run(signal: AbortSignal): Promise<void> {
     this.stopping = signal;
-    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await untilAborted(signal);
     await this.deps.role.set(false, 'shutdown').catch((err: unknown) => {
       this.deps.logger.error({ err: describeError(err) }, 'primary duties did not stop cleanly at shutdown');
     });

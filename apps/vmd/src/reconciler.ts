@@ -1,4 +1,4 @@
-import { describeError, WorkQueue, type Backoff, type Clock, type Logger, type WorkOutcome } from '@pvc/runtime';
+import { describeError, WorkQueue, type Backoff, type Clock, type Logger, type WorkOutcome, untilAborted } from '@pvc/runtime';
 import type { NodeResources } from '@pvc/rpc';
 import { domainKeys, nodeKeys, pair, type ZkClient } from '@pvc/zk';
 import { applyActions, type ActionResult, type ApplyDeps } from './apply.js';
@@ -137,7 +137,7 @@ export class Reconciler {
     this.running = true;
     this.trigger('start');
     try {
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await untilAborted(signal);
     } finally {
       this.running = false;
       stopStats();
@@ -210,14 +210,15 @@ export class Reconciler {
    * and ends, so the VM is no longer busy and a later `pvc vm start` is tried at once.
    */
   private forgetUnwantedStarts(desired: ReadonlyMap<string, DesiredVm>): void {
+    const wantedHere = (uuid: string): boolean => {
+      const vm = desired.get(uuid);
+      return vm?.state === 'start' && vm.node === this.deps.node;
+    };
     // A start failed for good (its VM in `fail`) is parked until it is wanted again: dropped here.
-    for (const uuid of this.starts.failed()) {
-      const vm = desired.get(uuid);
-      if (vm?.state !== 'start' || vm.node !== this.deps.node) this.starts.forget(uuid);
-    }
+    for (const uuid of this.starts.failed()) if (!wantedHere(uuid)) this.starts.forget(uuid);
     for (const uuid of this.starts.inBackoff()) {
+      if (wantedHere(uuid)) continue;
       const vm = desired.get(uuid);
-      if (vm?.state === 'start' && vm.node === this.deps.node) continue;
       this.deps.logger.info({ vm: vm?.name ?? uuid, uuid, state: vm?.state, node: vm?.node }, 'start no longer wanted: its retry history is forgotten');
       this.starts.forget(uuid);
     }

@@ -98,14 +98,17 @@ export class StartJobs {
     });
   }
 
-  /** UUIDs whose start is queued, running or in backoff (a copy); once cancelled, those still running. */
+  /**
+   * UUIDs whose start is queued, running or in backoff (a copy); once cancelled, those still
+   * running (a stopped queue keeps nothing queued or waiting).
+   */
   get busy(): ReadonlySet<string> {
-    return new Set(this.cancelled ? this.queue.keys('running') : this.queue.keys('queued', 'running', 'backoff'));
+    return new Set(this.queue.keys('queued', 'running', 'backoff'));
   }
 
   /** UUIDs whose start failed and waits for its retry. */
   inBackoff(): string[] {
-    return this.cancelled ? [] : this.queue.keys('backoff');
+    return this.queue.keys('backoff');
   }
 
   /** UUIDs whose last start failed for good (`state=fail` written); a new handover starts afresh. */

@@ -34,3 +34,9 @@ export function createShutdown(installHandlers = true): Shutdown {
   }
   return { signal: controller.signal, requested, trigger };
 }
+
+/** Resolves once `signal` aborts (at once if it already has): the wait of a service's `run` whose work is event-driven. */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

@@ -25,7 +25,7 @@
  * @module
  */
 import type { Clock, WorkOutcome } from '@pvc/runtime';
-import { describeError, mapLimit, WorkQueue } from '@pvc/runtime';
+import { describeError, mapLimit, WorkQueue, untilAborted } from '@pvc/runtime';
 import {
   clusterKeys, domainKeys, isOneOf, nodeKeys, paths, readAllNodeFigures, readKey, readKeyIfExists, readKeys, readKeyWithStat,
   readVmFacts, type NodeFigures, type VmFacts, type ZkOp,
@@ -103,7 +103,7 @@ export class RecoveryRetry {
     const off = this.deps.liveness.onStateChange(() => void this.queue.add(RETRY, 'node state changed'));
     this.queue.add(RETRY, 'start');
     try {
-      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await untilAborted(signal);
     } finally {
       off();
       await this.queue.stop();

@@ -1,5 +1,5 @@
 import type { Backoff, Clock, Logger, WorkOutcome, WorkRun, WorkState } from '@pvc/runtime';
-import { describeError, WorkQueue } from '@pvc/runtime';
+import { describeError, WorkQueue, untilAborted } from '@pvc/runtime';
 import {
   clusterKeys, createLock, isZkError, locks, nodeKeys, pair, readKey, readKeys, readKeyWithStat, watchKey,
   type DaemonState, type RouterState, type Unsubscribe, type WritePair, type ZkClient,
@@ -158,7 +158,7 @@ export class PrimaryElection {
     const every = this.deps.reassertEveryMs;
     if (every !== undefined) unsubs.push(this.deps.clock.every(every, () => this.reassert(every, signal), signal));
     try {
-      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await untilAborted(signal);
     } finally {
       for (const u of unsubs) u();
       await this.queue.stop();
