@@ -175,6 +175,9 @@ export class Reconciler {
       // Logged by the queue (the pass's retry outcome), once per change of the error.
       return { actions: [], results: [], error: describeError(err), skipped: 'libvirt-down' };
     }
+    // The store follows the details of VMs running here (a newly seen one reads as incomplete
+    // until its keys arrive, which triggers the next pass).
+    this.store.observe([...this.observed.values()].filter((d) => d.active).map((d) => d.uuid));
     const desired = this.store.snapshot();
     this.cache = computeResources(this.deps.node, desired, this.observed);
     const guard = { ...this.store.guard(), halted: this.halted };
@@ -281,7 +284,7 @@ export class Reconciler {
       const stats = await this.deps.hv.stats();
       if (this.statsError !== undefined) this.deps.logger.info('VM statistics readable again');
       this.statsError = undefined;
-      const known = new Set(this.store.snapshot().keys());
+      const known = this.store.uuids();
       const writes = statsToWrite(stats, known).map(([uuid, record]) => this.deps.zk.write([pair(domainKeys(uuid).stats, record)]));
       const failed = (await Promise.allSettled(writes)).filter((r) => r.status === 'rejected');
       if (failed.length > 0) this.deps.logger.debug({ failed: failed.length }, 'some stats writes failed');
