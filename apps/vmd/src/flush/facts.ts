@@ -8,29 +8,70 @@ export function readNodeFacts(zk: ZkClient, logger: Logger): Promise<NodeFacts[]
   return readAllNodeFigures(zk, logger);
 }
 
-/**
- * Every VM a flush or unflush of `self` may touch: assigned here, running here (`active`), whose
- * lastnode is here, or named in `extra` (moves in flight or failed). A VM deleted meanwhile is
- * left out; one whose keys cannot be read is left out and logged (the next step tries again).
- */
-export async function readFlushVms(zk: ZkClient, logger: Logger, self: string, active: ReadonlySet<string>, extra: ReadonlySet<string>): Promise<FlushVm[]> {
-  const uuids = await zk.children(paths.domains);
-  const vms = await Promise.all(uuids.map(async (uuid) => {
-    try {
-      return await readVm(zk, logger, uuid, self, active, extra);
-    } catch (err) {
-      logger.warn({ uuid, err: String(err) }, 'cannot read a VM for the flush; skipped this step');
-      return undefined;
-    }
-  }));
-  return vms.filter((v): v is FlushVm => v !== undefined);
+/** How often a flush run reads every VM's `node`/`lastnode` again, ms (between scans only new VMs are). */
+export const FLUSH_RESCAN_MS = 10_000;
+
+/** One step's VMs, and whether they come from a scan of every VM (needed before a run may finish). */
+export interface FlushVmsRead {
+  readonly vms: FlushVm[];
+  readonly full: boolean;
 }
 
-async function readVm(zk: ZkClient, logger: Logger, uuid: string, self: string, active: ReadonlySet<string>, extra: ReadonlySet<string>): Promise<FlushVm | undefined> {
-  // node/lastnode first: every step reads every VM, and most concern other nodes.
-  const k = domainKeys(uuid);
-  const [node, lastNode] = await readKeys(zk, [k.node, k.lastNode], { logger });
-  if (node !== self && lastNode !== self && !active.has(uuid) && !extra.has(uuid)) return undefined;
+/**
+ * Which VMs a flush or unflush of `self` reads each step: those assigned here, running here
+ * (`active`), whose lastnode is here, or named in `extra` (moves in flight or failed). Finding
+ * the first and third kind means reading `node`/`lastnode` of every VM in the cluster, so that
+ * scan is done at a run's first step, every {@link FLUSH_RESCAN_MS} and when asked (before a run
+ * may finish); the steps between read only the VMs found then, new VMs, and `active`/`extra`. A
+ * VM is assigned here or given this lastnode during a run only by the run itself (its moves are in
+ * `extra`) or by a user's move, which the next scan finds. A VM deleted meanwhile is left out; one
+ * whose keys cannot be read is left out and logged (the next step tries again).
+ */
+export class FlushScope {
+  private readonly candidates = new Set<string>();
+  private seen = new Set<string>();
+  private scannedAtMs: number | undefined;
+
+  constructor(private readonly deps: { zk: ZkClient; logger: Logger; self: string; rescanMs?: number }) {}
+
+  async read(active: ReadonlySet<string>, extra: ReadonlySet<string>, nowMs: number, forceScan: boolean): Promise<FlushVmsRead> {
+    const { zk, logger, self } = this.deps;
+    const uuids = await zk.children(paths.domains);
+    const full = forceScan || this.scannedAtMs === undefined || nowMs - this.scannedAtMs >= (this.deps.rescanMs ?? FLUSH_RESCAN_MS);
+    const toScan = full ? uuids : uuids.filter((u) => !this.seen.has(u));
+    if (full) this.candidates.clear();
+    // A VM whose keys cannot be read stays unseen: the next step scans it again, and a scan with
+    // such a VM does not count as full (a run does not finish on it).
+    const unread = new Set<string>();
+    await Promise.all(toScan.map(async (uuid) => {
+      const k = domainKeys(uuid);
+      try {
+        const [node, lastNode] = await readKeys(zk, [k.node, k.lastNode], { logger });
+        if (node === self || lastNode === self) this.candidates.add(uuid);
+      } catch (err) {
+        unread.add(uuid);
+        logger.warn({ uuid, err: String(err) }, 'cannot read a VM for the flush; skipped this step');
+      }
+    }));
+    this.seen = new Set(uuids.filter((u) => !unread.has(u)));
+    const complete = full && unread.size === 0;
+    if (complete) this.scannedAtMs = nowMs;
+    const wanted = uuids.filter((u) => this.candidates.has(u) || active.has(u) || extra.has(u));
+    const vms = await Promise.all(wanted.map(async (uuid) => {
+      try {
+        const vm = await readVm(zk, logger, uuid, active);
+        if (vm !== undefined && vm.node !== self && vm.lastNode !== self) this.candidates.delete(uuid);
+        return vm !== undefined && (this.candidates.has(uuid) || active.has(uuid) || extra.has(uuid)) ? vm : undefined;
+      } catch (err) {
+        logger.warn({ uuid, err: String(err) }, 'cannot read a VM for the flush; skipped this step');
+        return undefined;
+      }
+    }));
+    return { vms: vms.filter((v): v is FlushVm => v !== undefined), full: complete };
+  }
+}
+
+async function readVm(zk: ZkClient, logger: Logger, uuid: string, active: ReadonlySet<string>): Promise<FlushVm | undefined> {
   const vm = await readVmFacts(zk, uuid, logger);
   if (vm === undefined) return undefined;
   return {

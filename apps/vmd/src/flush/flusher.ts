@@ -1,7 +1,7 @@
 import { describeError, WorkQueue, type Clock, type Logger, type WorkOutcome } from '@pvc/runtime';
 import { clusterKeys, domainKeys, nodeKeys, pair, paths, readKey, type NodeDomainState, type WritePair, type ZkClient } from '@pvc/zk';
 import type { Hypervisor } from '../host/hypervisor.js';
-import { readFlushVms, readNodeFacts } from './facts.js';
+import { FlushScope, readNodeFacts } from './facts.js';
 import { planFlushStep, type FlushFailure, type FlushJob, type FlushKind, type FlushLimits, type FlushStep, type FlushWrite } from './plan.js';
 
 /**
@@ -34,6 +34,10 @@ interface Run {
   readonly t0: number;
   jobs: ReadonlyMap<string, FlushJob>;
   failures: ReadonlyMap<string, FlushFailure>;
+  /** Which VMs each step reads (a scan of every VM now and then, see {@link FlushScope}). */
+  readonly scope: FlushScope;
+  /** The last step looked done without a scan of every VM: the next one scans before finishing. */
+  scanBeforeFinish: boolean;
   /** flushed/ready written: nothing more to do until `domainstate` changes. */
   finished: boolean;
 }
@@ -95,7 +99,10 @@ export class NodeFlusher {
     if (kind === undefined) return;
     const log = this.deps.logger.child({ op: kind });
     log.info({ concurrency: this.limits.concurrency }, `${kind} started`);
-    this.current = { kind, ac: new AbortController(), log, t0: this.deps.clock.now(), jobs: new Map(), failures: new Map(), finished: false };
+    this.current = {
+      kind, ac: new AbortController(), log, t0: this.deps.clock.now(), jobs: new Map(), failures: new Map(), finished: false,
+      scope: new FlushScope({ zk: this.deps.zk, logger: this.deps.logger, self: this.deps.node }), scanBeforeFinish: false,
+    };
     // A new run starts afresh: the last run's failing steps do not delay its first one.
     this.queue.forget(STEP);
     this.queue.add(STEP, kind);
@@ -116,10 +123,12 @@ export class NodeFlusher {
     if (run === undefined || run.finished) return { kind: 'done' };
     const { kind, ac, log } = run;
     try {
-      const step = await this.step(kind, run.jobs, run.failures, ac.signal);
+      const { step, full } = await this.step(run);
       run.jobs = step.jobs;
       run.failures = step.failures;
       this.logStep(log, step);
+      run.scanBeforeFinish = step.outcome === 'done' && !full;
+      if (run.scanBeforeFinish) return { kind: 'done', againInMs: 0 };
       if (step.outcome === 'done' && (await this.finish(kind, ac.signal, log, step.leftHere))) {
         run.finished = true;
         this.history.push(`${kind} done`);
@@ -136,22 +145,24 @@ export class NodeFlusher {
     return { kind: 'done', againInMs: this.pollMs };
   }
 
-  private async step(kind: FlushKind, jobs: ReadonlyMap<string, FlushJob>, failures: ReadonlyMap<string, FlushFailure>, signal: AbortSignal): Promise<FlushStep> {
+  private async step(run: Run): Promise<{ step: FlushStep; full: boolean }> {
+    const { kind, jobs, failures } = run;
+    const signal = run.ac.signal;
     const { zk, logger, node } = this.deps;
     const active = new Set((await this.deps.hv.list()).filter((d) => d.active).map((d) => d.uuid));
     const extra = new Set([...jobs.keys(), ...failures.keys()]);
-    const [vms, nodes, selector] = await Promise.all([
-      readFlushVms(zk, logger, node, active, extra),
+    const [{ vms, full }, nodes, selector] = await Promise.all([
+      run.scope.read(active, extra, this.deps.clock.now(), run.scanBeforeFinish),
       kind === 'flush' ? readNodeFacts(zk, logger) : Promise.resolve([]),
       readKey(zk, clusterKeys.migrationTargetSelector, { logger }),
     ]);
     const step = planFlushStep({
       kind, self: node, nowMs: this.deps.clock.now(), vms, nodes, clusterSelector: selector, jobs, failures, limits: this.limits,
     });
-    if (signal.aborted) return { ...step, writes: [], jobs };
+    if (signal.aborted) return { step: { ...step, writes: [], jobs }, full };
     const failed = await this.apply(step.writes);
-    if (failed.size === 0) return step;
-    return { ...step, jobs: new Map([...step.jobs].filter(([u]) => !failed.has(u))) };
+    if (failed.size === 0) return { step, full };
+    return { step: { ...step, jobs: new Map([...step.jobs].filter(([u]) => !failed.has(u))) }, full };
   }
 
   /** Writes each VM's keys (one transaction per VM); returns the VMs whose write failed. */
