@@ -7,7 +7,7 @@ import { testXml } from '../testing.js';
 import { FLUSH_RESCAN_MS, FlushScope } from './facts.js';
 import { uuidOf } from './rig.js';
 
-async function scopeRig() {
+async function scopeRig(kind: 'flush' | 'unflush' = 'unflush') {
   const clock = new VirtualClock(1_700_000_000_000);
   const server = new FakeZkServer({ clock });
   const admin = await server.connect();
@@ -21,7 +21,7 @@ async function scopeRig() {
   };
   for (let i = 1; i <= 40; i++) await define(i, i <= 2 ? 'hv1' : 'hv2', i === 3 ? 'hv1' : '');
   const zk = await server.connect();
-  const scope = new FlushScope({ zk, logger: silentLogger(), self: 'hv1' });
+  const scope = new FlushScope({ zk, logger: silentLogger(), self: 'hv1', kind });
   const none = new Set<string>();
   /** One step's read, with the requests it cost. */
   const read = async (opts: { active?: Set<string>; extra?: Set<string>; force?: boolean } = {}) => {
@@ -78,5 +78,14 @@ describe('FlushScope: which VMs a flush step reads', () => {
     assert.ok(!after.uuids.includes(uuidOf(1)), 'dropped once it concerns this node no more');
     assert.ok(after.uuids.includes(uuidOf(2)));
     await r.close();
+  });
+
+  it('a flush does not read the VMs it already moved (lastnode here, assigned elsewhere); an unflush does', async () => {
+    const flush = await scopeRig('flush');
+    assert.deepEqual((await flush.read()).uuids, [uuidOf(1), uuidOf(2)]);
+    await flush.close();
+    const unflush = await scopeRig('unflush');
+    assert.deepEqual((await unflush.read()).uuids, [uuidOf(1), uuidOf(2), uuidOf(3)]);
+    await unflush.close();
   });
 });

@@ -1,7 +1,7 @@
 import type { NodeFacts } from '@pvc/placement';
 import type { Logger } from '@pvc/runtime';
 import { domainKeys, paths, readAllNodeFigures, readKeys, readVmFacts, type ZkClient } from '@pvc/zk';
-import type { FlushVm } from './plan.js';
+import type { FlushKind, FlushVm } from './plan.js';
 
 /** The placement facts of every node under `/nodes`, with their `networks_up` (shared reader in `@pvc/zk`). */
 export function readNodeFacts(zk: ZkClient, logger: Logger): Promise<NodeFacts[]> {
@@ -19,8 +19,9 @@ export interface FlushVmsRead {
 
 /**
  * Which VMs a flush or unflush of `self` reads each step: those assigned here, running here
- * (`active`), whose lastnode is here, or named in `extra` (moves in flight or failed). Finding
- * the first and third kind means reading `node`/`lastnode` of every VM in the cluster, so that
+ * (`active`), named in `extra` (moves in flight or failed), and for an unflush those whose
+ * lastnode is here (the ones to bring back; a flush has no use for the VMs it already moved).
+ * Finding the first and last kind means reading `node`/`lastnode` of every VM in the cluster, so that
  * scan is done at a run's first step, every {@link FLUSH_RESCAN_MS} and when asked (before a run
  * may finish); the steps between read only the VMs found then, new VMs, and `active`/`extra`. A
  * VM is assigned here or given this lastnode during a run only by the run itself (its moves are in
@@ -32,10 +33,15 @@ export class FlushScope {
   private seen = new Set<string>();
   private scannedAtMs: number | undefined;
 
-  constructor(private readonly deps: { zk: ZkClient; logger: Logger; self: string; rescanMs?: number }) {}
+  constructor(private readonly deps: { zk: ZkClient; logger: Logger; self: string; kind: FlushKind; rescanMs?: number }) {}
+
+  /** Whether a VM with these keys is read by the steps of this run (besides `active`/`extra`). */
+  private concerns(node: string | undefined, lastNode: string | undefined): boolean {
+    return node === this.deps.self || (this.deps.kind === 'unflush' && lastNode === this.deps.self);
+  }
 
   async read(active: ReadonlySet<string>, extra: ReadonlySet<string>, nowMs: number, forceScan: boolean): Promise<FlushVmsRead> {
-    const { zk, logger, self } = this.deps;
+    const { zk, logger } = this.deps;
     const uuids = await zk.children(paths.domains);
     const full = forceScan || this.scannedAtMs === undefined || nowMs - this.scannedAtMs >= (this.deps.rescanMs ?? FLUSH_RESCAN_MS);
     const toScan = full ? uuids : uuids.filter((u) => !this.seen.has(u));
@@ -47,7 +53,7 @@ export class FlushScope {
       const k = domainKeys(uuid);
       try {
         const [node, lastNode] = await readKeys(zk, [k.node, k.lastNode], { logger });
-        if (node === self || lastNode === self) this.candidates.add(uuid);
+        if (this.concerns(node, lastNode)) this.candidates.add(uuid);
       } catch (err) {
         unread.add(uuid);
         logger.warn({ uuid, err: String(err) }, 'cannot read a VM for the flush; skipped this step');
@@ -60,7 +66,7 @@ export class FlushScope {
     const vms = await Promise.all(wanted.map(async (uuid) => {
       try {
         const vm = await readVm(zk, logger, uuid, active);
-        if (vm !== undefined && vm.node !== self && vm.lastNode !== self) this.candidates.delete(uuid);
+        if (vm !== undefined && !this.concerns(vm.node, vm.lastNode)) this.candidates.delete(uuid);
         return vm !== undefined && (this.candidates.has(uuid) || active.has(uuid) || extra.has(uuid)) ? vm : undefined;
       } catch (err) {
         logger.warn({ uuid, err: String(err) }, 'cannot read a VM for the flush; skipped this step');

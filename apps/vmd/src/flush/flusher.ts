@@ -1,3 +1,4 @@
+import type { NodeFacts } from '@pvc/placement';
 import { describeError, WorkQueue, type Clock, type Logger, type WorkOutcome } from '@pvc/runtime';
 import { clusterKeys, domainKeys, nodeKeys, pair, paths, readKey, type NodeDomainState, type WritePair, type ZkClient } from '@pvc/zk';
 import type { Hypervisor } from '../host/hypervisor.js';
@@ -12,6 +13,13 @@ import { planFlushStep, type FlushFailure, type FlushJob, type FlushKind, type F
  * sender's own bounds end far earlier).
  */
 export const FLUSH_LIMITS: FlushLimits = { concurrency: 4, maxRounds: 3, retryPauseMs: 10_000, jobTimeoutMs: 300_000 };
+
+/**
+ * How long a run reuses the nodes' placement figures, ms. They change at each node's keepalive
+ * (seconds apart) and the plan adds the moves in flight itself, while steps come as often as
+ * reconcile passes (several a second during a flush): each would read every node's figures.
+ */
+export const NODE_FACTS_MAX_AGE_MS = 1000;
 
 /** What the flusher works with. */
 export interface FlusherDeps {
@@ -36,6 +44,8 @@ interface Run {
   failures: ReadonlyMap<string, FlushFailure>;
   /** Which VMs each step reads (a scan of every VM now and then, see {@link FlushScope}). */
   readonly scope: FlushScope;
+  /** The nodes' placement figures (flush), reused for {@link NODE_FACTS_MAX_AGE_MS}. */
+  nodes?: { readonly facts: NodeFacts[]; readonly atMs: number };
   /** The last step looked done without a scan of every VM: the next one scans before finishing. */
   scanBeforeFinish: boolean;
   /** flushed/ready written: nothing more to do until `domainstate` changes. */
@@ -101,7 +111,7 @@ export class NodeFlusher {
     log.info({ concurrency: this.limits.concurrency }, `${kind} started`);
     this.current = {
       kind, ac: new AbortController(), log, t0: this.deps.clock.now(), jobs: new Map(), failures: new Map(), finished: false,
-      scope: new FlushScope({ zk: this.deps.zk, logger: this.deps.logger, self: this.deps.node }), scanBeforeFinish: false,
+      scope: new FlushScope({ zk: this.deps.zk, logger: this.deps.logger, self: this.deps.node, kind }), scanBeforeFinish: false,
     };
     // A new run starts afresh: the last run's failing steps do not delay its first one.
     this.queue.forget(STEP);
@@ -153,7 +163,7 @@ export class NodeFlusher {
     const extra = new Set([...jobs.keys(), ...failures.keys()]);
     const [{ vms, full }, nodes, selector] = await Promise.all([
       run.scope.read(active, extra, this.deps.clock.now(), run.scanBeforeFinish),
-      kind === 'flush' ? readNodeFacts(zk, logger) : Promise.resolve([]),
+      kind === 'flush' ? this.nodeFacts(run) : Promise.resolve([]),
       readKey(zk, clusterKeys.migrationTargetSelector, { logger }),
     ]);
     const step = planFlushStep({
@@ -163,6 +173,14 @@ export class NodeFlusher {
     const failed = await this.apply(step.writes);
     if (failed.size === 0) return { step, full };
     return { step: { ...step, jobs: new Map([...step.jobs].filter(([u]) => !failed.has(u))) }, full };
+  }
+
+  private async nodeFacts(run: Run): Promise<NodeFacts[]> {
+    const now = this.deps.clock.now();
+    if (run.nodes !== undefined && now - run.nodes.atMs < NODE_FACTS_MAX_AGE_MS) return run.nodes.facts;
+    const facts = await readNodeFacts(this.deps.zk, this.deps.logger);
+    run.nodes = { facts, atMs: now };
+    return facts;
   }
 
   /** Writes each VM's keys (one transaction per VM); returns the VMs whose write failed. */
