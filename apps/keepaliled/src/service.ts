@@ -106,7 +106,7 @@ export class Keepalived {
     // The fencer's reset wait allows for other nodes' peer check when ours is configured (configs are uniform).
     const peerCheck = f.peer_check_port !== 0;
     if (!config.isCoordinator) return;
-    this.liveness = new LivenessTracker({ zk, clock, logger: logger.child({ component: 'liveness' }) });
+    this.liveness = new LivenessTracker({ zk, clock, logger: logger.child({ component: 'liveness' }), self: config.node, intervalMs });
     const fencer = new Fencer({
       self: config.node, zk, clock, logger: logger.child({ component: 'fence' }), events: this.emit, peers, ipmi: deps.ipmi, shutdown: deps.shutdown,
       liveness: this.liveness, storageEnabled: config.functions.enable_storage, defaultSelector: config.system.migration.target_selector,

@@ -57,7 +57,7 @@ test('a dead fencer’s fence lock is broken after the window, not after its ses
   const zk = await connect();
   const log = memoryLogger();
   const events: KeepalivedEvent[] = [];
-  const liveness = new LivenessTracker({ zk, clock: realClock, logger: log.logger });
+  const liveness = new LivenessTracker({ zk, clock: realClock, logger: log.logger, self: 'hv2', intervalMs: 1_000 });
   const settings = { intervalMs: 1_000, fenceIntervals: 3, suicideIntervals: 0, successfulFence: 'migrate' as const, failedFence: 'none' as const, ipmiPort: 623 };
   const fencer = new Fencer({
     self: 'hv2', zk, clock: realClock, logger: log.logger, events: (e) => void events.push(e), peers: new FakePeers(realClock, { name: 'hv2' }),

@@ -195,7 +195,7 @@ export class Fencer {
       logger.error({ node }, 'failed_fence is migrate but suicide_intervals is 0: the node may still run its VMs, so they are left (migrating would risk running a VM twice)');
       return 'none';
     }
-    const silent = liveness.silentForMs(node) ?? 0;
+    const silent = liveness.silentUnvouchedForMs(node) ?? 0;
     // Includes a margin for the node's own VM stop and reset after its suicide deadline.
     const waitMs = (resetWaitMs(settings.intervalMs, settings.suicideIntervals, { peerCheck: settings.peerCheck }) ?? 0) - silent;
     if (waitMs > 0) {

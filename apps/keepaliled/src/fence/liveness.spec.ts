@@ -9,7 +9,9 @@ import { seedBase, seedNode } from '../testing/cluster.js';
 
 const T0 = 1_700_000_000_000;
 
-async function rig(): Promise<{ clock: VirtualClock; server: FakeZkServer; zk: ZkClient; writer: ZkClient; t: LivenessTracker; log: ReturnType<typeof memoryLogger> }> {
+const INTERVAL = 1_000;
+
+async function rig(opts: { self?: string } = {}): Promise<{ clock: VirtualClock; server: FakeZkServer; zk: ZkClient; writer: ZkClient; t: LivenessTracker; log: ReturnType<typeof memoryLogger> }> {
   const clock = new VirtualClock(T0);
   const server = new FakeZkServer({ clock });
   const writer = await server.connect();
@@ -18,7 +20,7 @@ async function rig(): Promise<{ clock: VirtualClock; server: FakeZkServer; zk: Z
   await seedNode(writer, T0, { name: 'hv2', daemonState: 'init', domainState: 'flushed' });
   const zk = await server.connect({ sessionTimeoutMs: 10_000 });
   const log = memoryLogger();
-  const t = new LivenessTracker({ zk, clock, logger: log.logger });
+  const t = new LivenessTracker({ zk, clock, logger: log.logger, self: opts.self ?? 'hv9', intervalMs: INTERVAL });
   t.start();
   await clock.advance(0);
   return { clock, server, zk, writer, t, log };

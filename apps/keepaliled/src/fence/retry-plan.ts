@@ -14,7 +14,7 @@ export interface RetryNodeView {
   name: string;
   daemonState: string | undefined;
   domainState: string | undefined;
-  /** By this observer's clock (the liveness tracker); undefined when never seen. */
+  /** By this observer's clock, restarted by our reconnections (`LivenessTracker.silentUnvouchedForMs`); undefined when never seen. */
   silentMs: number | undefined;
 }
 

@@ -51,7 +51,7 @@ async function rig(o: RigOptions = {}): Promise<Rig> {
   const spy = interceptZk(zk, clock);
   const log = memoryLogger();
   const events: KeepalivedEvent[] = [];
-  const liveness = new LivenessTracker({ zk: spy.zk, clock, logger: log.logger });
+  const liveness = new LivenessTracker({ zk: spy.zk, clock, logger: log.logger, self: 'hv1', intervalMs: INTERVAL });
   liveness.start();
   const primary = { on: true };
   const retry = new RecoveryRetry({

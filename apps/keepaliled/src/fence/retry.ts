@@ -40,7 +40,7 @@ import { isRecoverable, isWaitingVm, planRetries, recoverableNodes, type Pending
 /** Dependencies of the {@link RecoveryRetry}. */
 export interface RecoveryRetryDeps extends RecoveryDeps {
   clock: Clock;
-  liveness: Pick<LivenessTracker, 'nodes' | 'silentForMs' | 'onStateChange'>;
+  liveness: Pick<LivenessTracker, 'nodes' | 'silentUnvouchedForMs' | 'onStateChange'>;
   /** Whether this node holds the primary duties now (asked before every pass and every move). */
   isPrimary: () => boolean;
   /** `keepalive_interval`: the longest time between two passes. */
@@ -142,7 +142,7 @@ export class RecoveryRetry {
   }
 
   private view(): { name: string; daemonState: string | undefined; domainState: string | undefined; silentMs: number | undefined }[] {
-    return this.deps.liveness.nodes().map((n) => ({ ...n, silentMs: this.deps.liveness.silentForMs(n.name) }));
+    return this.deps.liveness.nodes().map((n) => ({ ...n, silentMs: this.deps.liveness.silentUnvouchedForMs(n.name) }));
   }
 
   private async retry(recoverable: ReadonlySet<string>, signal: AbortSignal): Promise<RetryReport> {
@@ -228,7 +228,7 @@ export class RecoveryRetry {
       readKeyWithStat(zk, k.daemonState, o), readKeyWithStat(zk, k.domainState, o),
     ]);
     if (!state || !auto || !reason || !daemon || !domain) return undefined;
-    const node = { name: from, daemonState: daemon.value, domainState: domain.value, silentMs: liveness.silentForMs(from) };
+    const node = { name: from, daemonState: daemon.value, domainState: domain.value, silentMs: liveness.silentUnvouchedForMs(from) };
     if (!isRecoverable(node, rules)) return undefined;
     if (!isWaitingVm({ state: state.value, node: from, autostart: auto.value, failedReason: reason.value }, new Set([from]))) return undefined;
     const guarded: [string, number][] = [

@@ -75,7 +75,7 @@ export async function fenceRig(opts: FenceRigOptions = {}): Promise<FenceRig> {
   const log = memoryLogger();
   const events: KeepalivedEvent[] = [];
   const emit = (e: KeepalivedEvent): void => void events.push(e);
-  const liveness = new LivenessTracker({ zk: spy.zk, clock, logger: log.logger });
+  const liveness = new LivenessTracker({ zk: spy.zk, clock, logger: log.logger, self: 'hv1', intervalMs: opts.settings?.intervalMs ?? RIG_INTERVAL });
   const settings: FenceSettings = {
     intervalMs: RIG_INTERVAL, fenceIntervals: 6, suicideIntervals: 0, successfulFence: 'migrate', failedFence: 'none', ipmiPort: 623,
     ...opts.settings,
