@@ -42,6 +42,17 @@ export const READ_TIMEOUT_CAP_MS = 2_000;
  */
 export const CONNECT_TIMEOUT_MS = 1_000;
 
+/**
+ * Whether a check woke so late that this process's event loop was blocked meanwhile (a burst of
+ * start-up reads, a long GC): Node runs due timers before it reads the sockets, so the answers
+ * that arrived during the block have not been read yet and the server only looks silent. Such a
+ * check is deferred by one step (after which the sockets have been read); never two in a row, so
+ * a loop that is late every time still drops a server that is really silent.
+ */
+export function lateAfterBlock(sleptMs: number, stepMs: number): boolean {
+  return sleptMs > 2 * stepMs;
+}
+
 /** Options of {@link watchReadTimeout}. */
 export interface ReadTimeoutOptions {
   /** Silence after which the connection is dropped (default: min(2/3 session, {@link READ_TIMEOUT_CAP_MS})). */
@@ -97,8 +108,16 @@ export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => bo
     }
   };
   const loop = async (): Promise<void> => {
+    let deferred = false;
     while (!ac.signal.aborted) {
-      await clock.sleep(Math.max(50, Math.floor(Math.min(deadAfter(), opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 8)), ac.signal);
+      const stepMs = Math.max(50, Math.floor(Math.min(deadAfter(), opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 8));
+      const from = clock.now();
+      await clock.sleep(stepMs, ac.signal);
+      if (!deferred && lateAfterBlock(clock.now() - from, stepMs)) {
+        deferred = true;
+        continue;
+      }
+      deferred = false;
       check();
     }
   };
