@@ -6,13 +6,15 @@
 // leave nothing behind in either. Run under `flock /tmp/pvc-cluster.lock`.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitUntil } from '../../support/wait.js';
 import { StorageRig } from './storage-rig.js';
 
 const MiB = 1024 ** 2;
+/** Bytes of each write of the snapshot test (16 of bench's 4 KiB writes before). */
+const WRITE = 64 * 1024;
 /** The error line of a run: its progress lines (one per change when not on a terminal) come before it. */
 const errorLine = (r: { stderr: string }): string => `${r.stderr.trimEnd().split('\n').at(-1) ?? ''}\n`;
 
@@ -22,15 +24,42 @@ describe('pvc storage on a real Ceph, carried out by the real cephd', () => {
   const images = async (pool: string): Promise<string[]> => (await rig.cephJson('rbd', ['ls', pool])) as string[];
   const info = async (spec: string): Promise<{ size: number; snapshot_count: number }> => (await rig.cephJson('rbd', ['info', spec])) as { size: number; snapshot_count: number };
   const zkKeys = async (root: string): Promise<string[]> => Object.keys(await rig.dump(root)).sort();
-  const digest = async (spec: string): Promise<string> => {
+  /** What `rbd export` reads of an image or snapshot: the SHA-256 of all of it and its first {@link WRITE} bytes. */
+  const contents = async (spec: string): Promise<{ sha256: string; head: Buffer }> => {
     const file = join(rig.ceph.dir, 'export.raw');
     await rig.ceph.mustInHost('rbd', ['export', '--no-progress', spec, file]);
-    const sum = createHash('sha256').update(readFileSync(file)).digest('hex');
+    const data = readFileSync(file);
     rmSync(file);
-    return sum;
+    return { sha256: createHash('sha256').update(data).digest('hex'), head: Buffer.from(data.subarray(0, WRITE)) };
   };
-  const write = (spec: string): Promise<string> =>
-    rig.ceph.mustInHost('rbd', ['bench', '--io-type', 'write', '--io-size', '4096', '--io-total', '65536', '--io-pattern', 'rand', spec]);
+  let writes = 0;
+  /**
+   * Writes {@link WRITE} bytes at offset 0 of `spec` through librbd and returns them: a line naming
+   * the write's number in this run, then random bytes, so that no two writes (nor a new, zeroed
+   * image) hold the same bytes there. `rbd import-diff` of a one-extent diff (format v1,
+   * doc/dev/rbd-diff.rst: header, a 'w' record of le64 offset and length, then the data, 'e'; no
+   * size record, so no resize, and no snapshot records, so no snapshot made). Not `rbd bench`: in
+   * Ceph 16 it fills every write with the same byte (0x67, rand() before srand) at offsets drawn
+   * from srand(time(NULL)), so two benches started in the same second write the same bytes to the
+   * same places; the two writes of the rollback test start ~0.95 s apart.
+   */
+  const write = async (spec: string): Promise<Buffer> => {
+    const data = randomBytes(WRITE);
+    data.write(`storage-cli write ${++writes} of pid ${process.pid}\n`, 0, 'latin1');
+    const le64 = (n: number): Buffer => {
+      const b = Buffer.alloc(8);
+      b.writeBigUInt64LE(BigInt(n));
+      return b;
+    };
+    const file = join(rig.ceph.dir, 'write.diff');
+    writeFileSync(file, Buffer.concat([Buffer.from('rbd diff v1\n', 'latin1'), Buffer.from('w', 'latin1'), le64(0), le64(WRITE), data, Buffer.from('e', 'latin1')]));
+    try {
+      await rig.ceph.mustInHost('rbd', ['import-diff', '--no-progress', file, spec]);
+    } finally {
+      rmSync(file, { force: true });
+    }
+    return data;
+  };
 
   before(async () => {
     rig = await StorageRig.start();
@@ -76,19 +105,27 @@ describe('pvc storage on a real Ceph, carried out by the real cephd', () => {
   });
 
   test('snapshot add and rollback (needs --yes): the volume reads as at the snapshot again', async () => {
-    await write('tp/v2');
+    // Each write is a finished librbd write (rbd flushes and closes the image before it exits) and
+    // each rollback is answered after `rbd snap rollback` exited: the reads below follow them.
+    const first = await write('tp/v2');
     assert.equal(await rig.mustPvc(['storage', 'volume', 'snapshot', 'add', 'tp', 'v2', 's1']), 'Created RBD snapshot "s1" of volume "tp/v2"\n');
     assert.equal((await info('tp/v2')).snapshot_count, 1);
     const stats = JSON.parse((await rig.dump('/ceph/volumes/tp/v2'))['/ceph/volumes/tp/v2/stats'] ?? '{}') as { snapshot_count: number };
     assert.equal(stats.snapshot_count, 1, 'the stored snapshot_count moved with it');
-    const atSnapshot = await digest('tp/v2@s1');
-    await write('tp/v2');
-    assert.notEqual(await digest('tp/v2'), atSnapshot);
+    const atSnapshot = await contents('tp/v2@s1');
+    assert.ok(atSnapshot.head.equals(first), 'the snapshot holds the first write');
+    const second = await write('tp/v2');
+    const written = await contents('tp/v2');
+    assert.ok(written.head.equals(second), 'the image holds the second write');
+    assert.notEqual(written.sha256, atSnapshot.sha256, 'the image differs from the snapshot before the rollback');
     const refused = await rig.pvc(['storage', 'volume', 'snapshot', 'rollback', 'tp', 'v2', 's1']);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /add --yes to confirm/);
+    assert.equal((await contents('tp/v2')).sha256, written.sha256, 'nothing rolled back without --yes');
     assert.equal(await rig.mustPvc(['storage', 'volume', 'snapshot', 'rollback', 'tp', 'v2', 's1', '--yes']), 'Rolled back RBD volume "tp/v2" to snapshot "s1"\n');
-    assert.equal(await digest('tp/v2'), atSnapshot);
+    const rolledBack = await contents('tp/v2');
+    assert.ok(rolledBack.head.equals(first), 'the first write is back');
+    assert.equal(rolledBack.sha256, atSnapshot.sha256);
     const snaps = JSON.parse(await rig.mustPvc(['storage', 'volume', 'snapshot', 'list', '-p', 'tp', '--format', 'json'])) as { snapshot: string; volume: string }[];
     assert.deepEqual(snaps.map((s) => `${s.volume}@${s.snapshot}`), ['v2@s1']);
   });
