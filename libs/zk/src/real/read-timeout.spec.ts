@@ -39,19 +39,44 @@ class FakeSocket extends EventEmitter {
   }
 }
 
-function rig() {
+function rig(opts: { answerProbes?: boolean } = {}) {
   const clock = new SteppedClock();
   const socket = new FakeSocket();
+  const probes: number[] = [];
   const client = {
     connectionManager: { socket },
     getSessionTimeout: () => 10_000,
     getState: () => zookeeper.State.SYNC_CONNECTED,
-    exists: () => undefined,
+    // A fast server: the answer is read in the same millisecond as the probe goes out.
+    exists: () => {
+      probes.push(clock.now());
+      if (opts.answerProbes) queueMicrotask(() => socket.emit('data', Buffer.alloc(88)));
+    },
   } as unknown as Client;
   // deadAfter 1000 ms: the loop checks every 125 ms.
   const stop = watchReadTimeout(client, clock, () => true, { deadAfterMs: 1000 });
-  return { clock, socket, stop };
+  return { clock, socket, probes, stop };
 }
+
+describe('watchReadTimeout: probes of an idle server', () => {
+  it('an idle server answering each probe within the same millisecond is probed again and never dropped', async () => {
+    const { clock, socket, probes, stop } = rig({ answerProbes: true });
+    await clock.wakeAt(0);
+    for (let t = 125; t <= 10_000; t += 125) await clock.wakeAt(t);
+    assert.equal(socket.destroyed, undefined, 'a healthy idle server kept');
+    assert.ok(probes.length >= 20, `probed every ~375 ms (${probes.length} probes in 10 s)`);
+    stop();
+  });
+
+  it('an unanswered probe is not repeated, and the server is dropped after deadAfterMs', async () => {
+    const { clock, socket, probes, stop } = rig();
+    await clock.wakeAt(0);
+    for (let t = 125; t <= 1125; t += 125) await clock.wakeAt(t);
+    assert.equal(probes.length, 1);
+    assert.match(socket.destroyed ?? '', /nothing read for 1125 ms/);
+    stop();
+  });
+});
 
 describe('watchReadTimeout: a check late after a block of the event loop', () => {
   it('drops a server silent for longer than deadAfterMs when the checks run on time', async () => {

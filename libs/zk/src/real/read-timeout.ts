@@ -101,8 +101,12 @@ export function watchReadTimeout(client: Client, clock: Clock, isAlive: () => bo
       destroy(socket, `nothing read for ${silent} ms`);
       return;
     }
-    // Only once the handshake is done (a request before it would be queued, not sent).
-    if (silent > deadAfter() / 3 && probedAt < lastRead && client.getState() === zookeeper.State.SYNC_CONNECTED) {
+    // Only once the handshake is done (a request before it would be queued, not sent), and not
+    // while a probe is unanswered: anything read since the probe was sent counts as its answer.
+    // `<=`: an answer read in the same millisecond as the probe went out is an answer too (with
+    // `<` the check sent no probe after it, and the connection was dropped a read timeout later:
+    // every few seconds per session on loopback, bench/zk-ensemble-scale).
+    if (silent > deadAfter() / 3 && probedAt <= lastRead && client.getState() === zookeeper.State.SYNC_CONNECTED) {
       probedAt = clock.now();
       client.exists('/zookeeper', () => undefined);
     }
