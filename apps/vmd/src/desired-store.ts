@@ -126,10 +126,12 @@ export class DesiredStore {
     // Registered before the watch is armed: its callback may run before watchKey returns.
     const entry: Entry = { vm, unwatchNode: () => undefined, detail: undefined };
     this.vms.set(uuid, entry);
+    // The store's own logger: a bad value's warning names the key (and so the VM), and a child
+    // logger per VM of the cluster would cost every vmd memory in proportion to the cluster.
     entry.unwatchNode = watchKey(this.zk, k.node, (v) => this.update(uuid, vm, () => {
       vm.node = v;
       this.rescope(uuid);
-    }), this.logger.child({ uuid }));
+    }), this.logger);
     this.rescope(uuid);
   }
 
