@@ -51,6 +51,10 @@ export interface ProbeResult {
   relost: number;
   /** Connections vmd lost during its start-up reads (before the induced drop). */
   startupLost: number;
+  /** Start-up: reads, ms until they calmed down, and this process's CPU meanwhile, ms. */
+  startupReads: number;
+  startupMs: number;
+  startupCpuMs: number;
   /** CPU time this process spent from the drop until the reads stopped, ms. */
   cpuMs: number;
 }
@@ -68,6 +72,8 @@ export async function reconnectProbe(hosts: readonly string[], node: string, vms
     hosts, coordinators: env.coordinators, keepaliveIntervalS: 5, fenceIntervals: 6, stats, logger: silentLogger(),
     event: () => undefined, keepalive: () => undefined,
   });
+  const s0 = realClock.now();
+  const sCpu0 = process.cpuUsage();
   n.start();
   try {
     // Start-up: until the reads calm down (4 per VM of the cluster, then only the periodic ones).
@@ -80,6 +86,10 @@ export async function reconnectProbe(hosts: readonly string[], node: string, vms
     };
     await realClock.sleep(2_000);
     await quiet(2_000, 200, 150);
+    // The quiet check's last 2-s period is not start-up (less than 200 reads in it).
+    const startupMs = realClock.now() - s0 - 2_000;
+    const sCpu = process.cpuUsage(sCpu0);
+    const startupReads = stats.ops.getData;
     const vmd = n.sessions[1];
     if (!vmd) throw new Error('vmd session not started');
     const lag = monitorEventLoopDelay({ resolution: 10 });
@@ -97,11 +107,14 @@ export async function reconnectProbe(hosts: readonly string[], node: string, vms
       last = stats.ops.getData;
       if (d >= 50) endMs = realClock.now();
       else if (last - before >= totalVms * 4) break;
+      // No burst of re-reads for 10 s: the reconnection re-read what it needed (nothing, when the
+      // session was kept and every watch was armed).
+      else if (realClock.now() - endMs > 10_000) break;
     }
     lag.disable();
     const cpu = process.cpuUsage(cpu0);
     return {
-      startupLost: lost0, cpuMs: (cpu.user + cpu.system) / 1000,
+      startupLost: lost0, startupReads, startupMs, startupCpuMs: (sCpu.user + sCpu.system) / 1000, cpuMs: (cpu.user + cpu.system) / 1000,
       vms: totalVms, reads: stats.ops.getData - before, ms: endMs - t0, maxBlockMs: lag.max / 1e6,
       relost: (stats.suspended.get('vmd') ?? 0) - lost0 - 1,
     };
