@@ -40,6 +40,12 @@ async function runTo(r: Rig, untilS: number, beating: readonly string[]): Promis
 
 const ALL = ['hv1', 'hv2', 'hv3'];
 
+/** This observer's connection comes back (the session kept), and what it re-reads is delivered. */
+async function reconnect(r: Rig): Promise<void> {
+  r.server.reconnect(r.zk);
+  await r.clock.advance(0);
+}
+
 /** All beat to 5 s; hv2 dies there; we are blind from 5.5 s. */
 async function blindFrom5(r: Rig): Promise<void> {
   await runTo(r, 5.5, ALL);
@@ -50,8 +56,7 @@ test('no peer advanced while we were blind: every window restarts, as before', a
   const r = await rig();
   await blindFrom5(r);
   await runTo(r, 9.5, []);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv2'), 0);
   assert.equal(r.t.silentForMs('hv1'), 0);
   await runTo(r, 12.5, ['hv1', 'hv3']);
@@ -63,8 +68,7 @@ test('a peer kept beating while we were blind: the silent node keeps the vouched
   const r = await rig();
   await blindFrom5(r);
   await runTo(r, 8.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   // hv1: 3 beats (6, 7, 8 s) since the version that appeared at 5 s → 2 intervals vouched.
   assert.equal(r.t.silentForMs('hv2'), 2_000);
   assert.equal(r.t.silentForMs('hv1'), 0, 'the voucher is alive');
@@ -80,8 +84,7 @@ test('only our own node advanced: no evidence (its beats cannot vouch for anythi
   const r = await rig();
   await blindFrom5(r);
   await runTo(r, 8.5, ['hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv2'), 0);
   assert.equal(r.t.silentForMs('hv1'), 0);
   r.t.stop();
@@ -92,8 +95,7 @@ test('a node that wrote during our blind spell is alive, whatever the peers vouc
   await blindFrom5(r);
   await runTo(r, 7.5, ['hv1', 'hv2', 'hv3']);
   await runTo(r, 8.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv2'), 0);
   r.t.stop();
 });
@@ -104,8 +106,7 @@ test('a peer that missed a tick vouches for nothing (e.g. an outage between its 
   await runTo(r, 6.5, ['hv1', 'hv3']);
   await runTo(r, 11.5, []);
   await runTo(r, 13.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv2'), 0);
   r.t.stop();
 });
@@ -118,8 +119,7 @@ test('a global outage: nobody writes until it ends, one beat before our reconnec
   r.server.start();
   r.server.disconnect(r.zk); // we come back a little after the others
   await runTo(r, 13.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.zk.state, 'connected');
   assert.equal(r.t.silentForMs('hv2'), 0);
   await runTo(r, 16.5, ['hv1', 'hv3']);
@@ -133,8 +133,7 @@ test('our session expired while blind: the new session re-reads everything and t
   await runTo(r, 8.5, ['hv1', 'hv3']);
   const session = r.zk.sessionId;
   r.server.expireSession(r.zk);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.zk.state, 'connected');
   assert.notEqual(r.zk.sessionId, session, 'a new session');
   assert.equal(r.t.silentForMs('hv2'), 2_000, 'hv2\'s re-read shows its old version: still silent');
@@ -145,27 +144,23 @@ test('flaps: each reconnection restarts the windows; a peer vouches only from a 
   const r = await rig();
   await blindFrom5(r);
   await runTo(r, 6.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv2'), 0, 'hv1: 1 beat, no evidence');
   await runTo(r, 7.2, []);
   r.server.disconnect(r.zk);
   await runTo(r, 9.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   // hv1 missed the 7 s tick; its 6 s version, first seen at our reconnection at 6.5 s, cannot show it.
   assert.equal(r.t.silentForMs('hv2'), 0, 'no anchor seen live: no evidence');
   await runTo(r, 10.5, ['hv1', 'hv3']);
   r.server.disconnect(r.zk);
   await runTo(r, 12.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv2'), 1_000, 'hv1: 2 beats (11, 12 s) since its 10 s version, seen live, vouch 1 interval');
   await runTo(r, 13, ['hv1', 'hv3']);
   r.server.disconnect(r.zk);
   await runTo(r, 13.5, []);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv2'), 0, 'a later spell without evidence restarts it again');
   r.t.stop();
 });
@@ -176,8 +171,7 @@ test('a node that appeared while we were blind gets a full window from its first
   await runTo(r, 6.5, ['hv1', 'hv3']);
   await seedNode(r.writer, T0, { name: 'hv4' });
   await runTo(r, 8.5, ['hv1', 'hv3']);
-  r.server.reconnect(r.zk);
-  await r.clock.advance(0);
+  await reconnect(r);
   assert.equal(r.t.silentForMs('hv4'), 0);
   assert.equal(r.t.silentForMs('hv2'), 2_000);
   r.t.stop();
