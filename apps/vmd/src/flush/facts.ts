@@ -62,12 +62,12 @@ export class FlushScope {
     this.seen = new Set(uuids.filter((u) => !unread.has(u)));
     const complete = full && unread.size === 0;
     if (complete) this.scannedAtMs = nowMs;
-    const wanted = uuids.filter((u) => this.candidates.has(u) || active.has(u) || extra.has(u));
-    const vms = await Promise.all(wanted.map(async (uuid) => {
+    const wanted = (u: string): boolean => this.candidates.has(u) || active.has(u) || extra.has(u);
+    const vms = await Promise.all(uuids.filter(wanted).map(async (uuid) => {
       try {
         const vm = await readVm(zk, logger, uuid, active);
         if (vm !== undefined && !this.concerns(vm.node, vm.lastNode)) this.candidates.delete(uuid);
-        return vm !== undefined && (this.candidates.has(uuid) || active.has(uuid) || extra.has(uuid)) ? vm : undefined;
+        return vm !== undefined && wanted(uuid) ? vm : undefined;
       } catch (err) {
         logger.warn({ uuid, err: String(err) }, 'cannot read a VM for the flush; skipped this step');
         return undefined;

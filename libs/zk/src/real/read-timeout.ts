@@ -49,7 +49,7 @@ export const CONNECT_TIMEOUT_MS = 1_000;
  * check is deferred by one step (after which the sockets have been read); never two in a row, so
  * a loop that is late every time still drops a server that is really silent.
  */
-export function lateAfterBlock(sleptMs: number, stepMs: number): boolean {
+function lateAfterBlock(sleptMs: number, stepMs: number): boolean {
   return sleptMs > 2 * stepMs;
 }
 
