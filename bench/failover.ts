@@ -5,7 +5,7 @@
  * (fenced → every guest running elsewhere per virsh), total, total − window, and the original's
  * figure derived from its code (inventory §3.3, §3.4, §12). Root only; ~6 min.
  *
- *   node --conditions=development --import tsx bench/failover.ts [--runs N] [--only 1x1-3] [--isolate]
+ *   node --conditions=development --import tsx bench/failover.ts [--runs N] [--only 1x1-3] [--isolate] [--post-ms N]
  *
  * By default the other hosts' ZK sessions stay where they connected (some on the victim's own ZK
  * server); `--isolate` moves them off it first (moveZkClientsOffVictim), to compare.
@@ -61,8 +61,8 @@ async function memoryCheck(fc: Awaited<ReturnType<typeof startFailoverCluster>>,
   return `guests need ${need} MiB; ${free.join(', ')}`;
 }
 
-async function runOne(c: Config, run: number, isolate: boolean): Promise<Row> {
-  const label = `${c.guests} guest(s), interval ${c.interval}, fence_intervals ${c.fenceIntervals}, run ${run}`;
+async function runOne(c: Config, run: number, isolate: boolean, postMs: number): Promise<Row> {
+  const label = `${c.guests} guest(s), interval ${c.interval}, fence_intervals ${c.fenceIntervals}, run ${run}${postMs > 0 ? `, victim POST ${postMs} ms` : ''}`;
   console.log(`\n== ${label}`);
   const fc = await startFailoverCluster('fovb', { keepaliveInterval: c.interval, fenceIntervals: c.fenceIntervals, successfulFence: 'migrate' }, (l) => console.log(`   ${l}`));
   try {
@@ -71,11 +71,12 @@ async function runOne(c: Config, run: number, isolate: boolean): Promise<Row> {
     console.log(`   ${await memoryCheck(fc, mem.reduce((a, b) => a + b, 0))}`);
     // Let one keepalive pass with the guests running, so the figures include them.
     await realClock.sleep(c.interval * 1000 + 500);
+    if (postMs > 0) await fc.victim.setPostDelay(postMs);
     if (isolate) console.log(`   other hosts' ZK sessions moved off ${fc.victim.name}'s server (${await moveZkClientsOffVictim(fc)} restart(s))`);
     const t: FailoverTimeline = await failVictim(fc, guests, 180_000 + c.interval * c.fenceIntervals * 1000);
     for (const l of formatTimeline(t)) console.log(`   ${l}`);
     const p = phases(t);
-    const notes: string[] = [];
+    const notes: string[] = postMs > 0 ? [`victim's services start ${postMs} ms after its power-on`] : [];
     const healthyDead = falseDeaths(t.events, fc.victim.name);
     if (healthyDead.length > 0) notes.push(`healthy node declared dead: ${healthyDead.map((e) => e.detail).join('; ')}`);
     if (t.runningElsewhere.size < guests.length) notes.push(`${guests.length - t.runningElsewhere.size} guest(s) never ran elsewhere`);
@@ -104,13 +105,15 @@ async function main(): Promise<void> {
   // By default the ZK sessions stay where they connected (other hosts' sessions may be on the
   // victim's server, as in real life); --isolate moves them off the victim's server first.
   const isolate = args.includes('--isolate');
+  const postMs = args.includes('--post-ms') ? Number(args[args.indexOf('--post-ms') + 1]) : 0;
+  if (!Number.isFinite(postMs) || postMs < 0) throw new Error('--post-ms takes a number of ms ≥ 0');
   const missing = missingPrerequisites();
   if (missing.length > 0) throw new Error(`prerequisites missing:\n${missing.join('\n')}`);
   const stale = staleBuilds();
   if (stale.length > 0) console.log(`warning: dist older than src in ${stale.join(', ')} (the services run from dist)`);
   const rows: Row[] = [];
   for (const c of CONFIGS.filter((x) => !only || only === `${x.guests}x${x.interval}-${x.fenceIntervals}`)) {
-    for (let run = 1; run <= runs; run++) rows.push(await runOne(c, run, isolate));
+    for (let run = 1; run <= runs; run++) rows.push(await runOne(c, run, isolate, postMs));
   }
   console.log(`\n${table(rows)}`);
 }

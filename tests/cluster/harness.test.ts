@@ -124,6 +124,36 @@ describe('cluster harness [root only: netns, mount/pid namespaces, libvirtd, ipm
     await waitFor('marker service stopped', 10_000, async () => ((await marker()) ? undefined : true));
   });
 
+  it("setPostDelay: a power-on is 'on' at once, the host's services start only after the delay", async () => {
+    const c = cluster!;
+    const POST_MS = 4_000;
+    const marker = () => hv2.exec('pgrep', ['-f', 'pvc-post-marker']).then((r) => r.exitCode === 0, () => false);
+    await hv2.startService({ name: 'post-marker', command: 'bash', args: ['-c', 'exec -a pvc-post-marker sleep 100000'] });
+    await waitFor('post-marker service on hv2', 10_000, async () => ((await marker()) ? true : undefined));
+    await hv2.setPostDelay(POST_MS);
+    try {
+      await hv2.powerOff();
+      const t0 = realClock.now();
+      await hv2.powerOn({ wait: false });
+      assert.equal(await hv2.isPoweredOn(), true, 'the power state is on as soon as power-on returns');
+      await waitUntil(marker, { what: 'the post-marker service started after the POST delay', timeoutMs: POST_MS + 15_000, intervalMs: 100 });
+      const startedAfter = realClock.now() - t0;
+      assert.ok(startedAfter >= POST_MS, `services started ${startedAfter} ms after power-on, before the ${POST_MS} ms POST`);
+      // A power-off during the POST: nothing of the host is left to start its services later.
+      await hv2.powerOff();
+      await hv2.powerOn({ wait: false });
+      await hv2.powerOff();
+      const waiting = await exec.run('pgrep', ['-f', `host-power.sh ${hv2.dirs.root} post-boot`]);
+      assert.equal(waiting.exitCode, 1, `a POST wait outlived the power-off: ${waiting.stdout.trim()}`);
+    } finally {
+      await hv2.setPostDelay(0);
+    }
+    await hv2.powerOn();
+    await c.zk.waitForAllServing(60_000);
+    await hv2.stopService('post-marker');
+    await waitFor('post-marker service stopped', 10_000, async () => ((await marker()) ? undefined : true));
+  });
+
   it('cutNetwork isolates hv2 except its BMC; restoreNetwork reconnects it', async () => {
     const probe = (from: ClusterHost, ip: string, port: number) =>
       from.exec('timeout', ['3', 'bash', '-c', `exec 3<>/dev/tcp/${ip}/${port}`]).then((r) => r.exitCode === 0);

@@ -125,6 +125,11 @@ export function createHost(plan: ClusterPlan, host: HostPlan, exec: Exec): Clust
       if (ms > 0) await writeFile(join(host.dirs.root, 'bmc-delay-ms'), `${Math.round(ms)}\n`);
       else await rm(join(host.dirs.root, 'bmc-delay-ms'), { force: true });
     },
+    async setPostDelay(ms: number) {
+      // Read by sh/host-power.sh at every power-on.
+      if (ms > 0) await writeFile(join(host.dirs.root, 'post-delay-ms'), `${Math.round(ms)}\n`);
+      else await rm(join(host.dirs.root, 'post-delay-ms'), { force: true });
+    },
     cutNetwork: (nets) => setHostLinks(host, exec, false, nets),
     restoreNetwork: (nets) => setHostLinks(host, exec, true, nets),
     ...serviceControl(host, hostExec, () => self.isPoweredOn()),

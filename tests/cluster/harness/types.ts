@@ -121,6 +121,12 @@ export interface ClusterHost {
   isPoweredOn(): Promise<boolean>;
   /** Makes the host's BMC answer every request `ms` late (0 = at once): a slow BMC. */
   setBmcDelay(ms: number): Promise<void>;
+  /**
+   * Makes every later power-on start the host's services `ms` late (0 = at once): a firmware POST.
+   * The power state is "on" at once. For benches: on one machine, a fenced host that boots at once
+   * takes CPU from the hosts whose recovery is measured; a real one boots on its own CPUs.
+   */
+  setPostDelay(ms: number): Promise<void>;
   /** Takes the host's links down (default cluster, storage, upstream; never ipmi unless named). */
   cutNetwork(nets?: readonly NetworkName[]): Promise<void>;
   restoreNetwork(nets?: readonly NetworkName[]): Promise<void>;

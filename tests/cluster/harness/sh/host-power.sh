@@ -3,7 +3,8 @@
 # simulator (through chassis-control.sh), so both see one truth.
 #
 #   host-power.sh <hostdir> status          prints "on" or "off"
-#   host-power.sh <hostdir> on              boots the host: PID-1 anchor, then every service
+#   host-power.sh <hostdir> on              boots the host: PID-1 anchor, then every service (after
+#                                           <hostdir>/post-delay-ms, if set: a firmware's POST)
 #   host-power.sh <hostdir> off             SIGKILLs the host's PID 1 (= pulling the plug); with bare
 #                                           links also clears its network state (see reset_network)
 #   host-power.sh <hostdir> reset           off, then on
@@ -69,13 +70,16 @@ reset_network() {
   if [ -s "$NET_DEFAULTS" ]; then ip netns exec "$PVC_NETNS" sysctl -q -p "$NET_DEFAULTS" >/dev/null 2>&1 || true; fi
 }
 
+# Starts every service of the host; $1 is the host's PID 1, or empty when this runs inside the host.
 start_services() {
   local pid="$1" f name
+  local enter=()
+  [ -n "$pid" ] && enter=(nsenter -t "$pid" -m -u -n -p --)
   for f in "$HOSTDIR"/services/*.sh; do
     [ -e "$f" ] || continue
     name="$(basename "$f" .sh)"
     name="${name#[0-9][0-9]-}"
-    nsenter -t "$pid" -m -u -n -p -- setsid -f bash "$f" </dev/null >>"$HOSTDIR/log/$name.log" 2>&1
+    "${enter[@]}" setsid -f bash "$f" </dev/null >>"$HOSTDIR/log/$name.log" 2>&1
     log "started service $name"
   done
 }
@@ -104,6 +108,16 @@ power_on() {
   echo "$child" >"$PIDFILE"
   echo "$anchor" >"$HOSTDIR/run/anchor.pid"
   log "power on (pid 1 = $child)"
+  # A firmware POST (benches): <hostdir>/post-delay-ms holds how long after power-on the services
+  # start. The power state is "on" at once, as a real BMC reports it.
+  local post_ms=""
+  [ -r "$HOSTDIR/post-delay-ms" ] && post_ms="$(tr -dc 0-9 <"$HOSTDIR/post-delay-ms")"
+  if [ -n "$post_ms" ] && [ "$post_ms" -gt 0 ]; then
+    # The waiting process lives inside the host, so a power-off meanwhile kills it with the rest.
+    log "POST: services start in $post_ms ms"
+    nsenter -t "$child" -m -u -n -p -- setsid -f bash "$SHDIR/host-power.sh" "$HOSTDIR" post-boot "$post_ms" </dev/null >/dev/null 2>&1
+    return 0
+  fi
   start_services "$child"
 }
 
@@ -129,6 +143,11 @@ case "$ACTION" in
   on) power_on ;;
   off) power_off ;;
   reset) power_off && power_on ;;
+  post-boot)
+    # Inside the host (see power_on): the firmware's POST, then the services.
+    sleep "$(awk -v ms="$1" 'BEGIN { printf "%.3f", ms / 1000 }')"
+    start_services ""
+    ;;
   exec)
     if ! pid="$(init_pid)"; then
       echo "host $PVC_HOSTNAME is powered off" >&2
