@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createExec, createLogger, realClock } from '@pvc/runtime';
 import {
-  createDigAxfr, createPgDnsStore, DnsAggregator, PdnsProcess, type AggregatedNetwork, type AggregatorSettings,
+  createDigAxfr, createPgDnsStore, DnsAggregator, PdnsProcess, PDNS_USER, type AggregatedNetwork, type AggregatorSettings,
 } from '../../../apps/netd/src/dns/index.js';
 import { freePort } from '../../support/ports.js';
 import { PgTestServer } from '../../support/postgres-server.js';
@@ -160,6 +160,15 @@ describe('DNS aggregator: real PostgreSQL, pdns_server, dnsmasq, dig [root only]
     assert.ok(soaSerial() >= 2, 'the first fill bumped the serial');
     assert.equal(pdns!.state, 'running');
     assert.ok(logs.some((l) => l.msg === 'PowerDNS schema loaded into coordinator.dns.database'));
+  });
+
+  test('pdns_server runs as the pdns user, not root (it bound its port and read the password file first)', () => {
+    const want = spawnSync('id', ['-u', PDNS_USER], { encoding: 'utf8' }).stdout.trim();
+    assert.match(want, /^\d+$/, `no ${PDNS_USER} user (Debian package pdns-server creates it)`);
+    const pids = spawnSync('pgrep', ['-f', `pdns_server --config-dir=${join(dir, 'run', 'pdns')}`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+    assert.equal(pids.length, 1, `one pdns_server of this test, found: ${pids.join(', ')}`);
+    const uids = readFileSync(`/proc/${pids[0]}/status`, 'utf8').match(/^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/m)?.slice(1);
+    assert.deepEqual(uids, [want, want, want, want], 'real, effective, saved and filesystem uid are the pdns user');
   });
 
   test('a changed host is changed and a removed one gone after the next pass; the serial bumped', async () => {

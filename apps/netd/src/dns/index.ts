@@ -7,7 +7,7 @@ export { createDigAxfr, type AxfrPort, type DigAxfrOptions } from './axfr.js';
 export { DnsError, type DnsErrorCode } from './errors.js';
 export { PdnsProcess, type PdnsPort, type PdnsProcessDeps, type PdnsState } from './pdns-process.js';
 export { createPgDnsStore, databaseError, GPGSQL_SCHEMA, type PgDnsStoreOptions } from './pg-store.js';
-export { aggregatorSettings, DNS_DATABASE_KEY, FALLBACK_UPSTREAM_DOMAIN, pdnsArgs, pdnsConfigFile, type AggregatorSettings } from './settings.js';
+export { aggregatorSettings, DNS_DATABASE_KEY, FALLBACK_UPSTREAM_DOMAIN, PDNS_USER, pdnsArgs, pdnsConfigFile, type AggregatorSettings } from './settings.js';
 export type { DnsStore } from './store.js';
 export { aggregatedNetworks } from './networks.js';
 export * from './zone.js';

@@ -31,6 +31,8 @@ test('pdns_server arguments: the original\'s, without the password (see the modu
     '--config-dir=/run/pvc/pdns',
     '--daemon=no',
     '--guardian=no',
+    '--setuid=pdns',
+    '--setgid=pdns',
     '--disable-syslog=yes',
     '--disable-axfr=no',
     '--allow-axfr-ips=0.0.0.0/0',

@@ -7,6 +7,9 @@
  * - the database password is not on the command line (where `ps` shows it): it is the only line
  *   of `<socket dir>/pdns.conf` (mode 0600), read through `--config-dir` instead of `--no-config`;
  * - `--guardian=no`: netd supervises pdns_server itself (it is started again at the next pass);
+ * - `--setuid`/`--setgid` {@link PDNS_USER}: pdns_server binds port 53, reads the password file and
+ *   makes its control socket as root, then runs as the `pdns` user Debian's `pdns-server` package
+ *   creates (the original runs it as root, like the node daemon that starts it);
  * - `--default-soa-name` is gone: PowerDNS 4.7 (Debian 12) refuses it as an unknown setting, and
  *   every zone the aggregator serves has its own SOA row;
  * - the listen addresses and port come from the settings (the cluster and upstream floating
@@ -58,6 +61,9 @@ export function aggregatorSettings(config: Config): AggregatorSettings | undefin
   };
 }
 
+/** The unprivileged user (and group) pdns_server runs as once it has bound its port. */
+export const PDNS_USER = 'pdns';
+
 /** The arguments after `pdns_server` (the password is in the config file, see the module comment). */
 export function pdnsArgs(s: Omit<AggregatorSettings, 'logFile' | 'upstreamDomain'>): string[] {
   const db = s.database;
@@ -65,6 +71,8 @@ export function pdnsArgs(s: Omit<AggregatorSettings, 'logFile' | 'upstreamDomain
     `--config-dir=${s.socketDir}`,
     '--daemon=no',
     '--guardian=no',
+    `--setuid=${PDNS_USER}`,
+    `--setgid=${PDNS_USER}`,
     '--disable-syslog=yes',
     '--disable-axfr=no',
     '--allow-axfr-ips=0.0.0.0/0',
