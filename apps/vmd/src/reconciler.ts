@@ -218,13 +218,19 @@ export class Reconciler {
       return vm?.state === 'start' && vm.node === this.deps.node;
     };
     // A start failed for good (its VM in `fail`) is parked until it is wanted again: dropped here.
-    for (const uuid of this.starts.failed()) if (!wantedHere(uuid)) this.starts.forget(uuid);
+    for (const uuid of this.starts.failed()) if (!wantedHere(uuid)) this.forgetStart(uuid);
     for (const uuid of this.starts.inBackoff()) {
       if (wantedHere(uuid)) continue;
       const vm = desired.get(uuid);
       this.deps.logger.info({ vm: vm?.name ?? uuid, uuid, state: vm?.state, node: vm?.node }, 'start no longer wanted: its retry history is forgotten');
-      this.starts.forget(uuid);
+      this.forgetStart(uuid);
     }
+  }
+
+  /** A start's retry history: the queue's, and the RBD guard's count of failed lock flushes. */
+  private forgetStart(uuid: string): void {
+    this.starts.forget(uuid);
+    this.deps.rbd?.forget(uuid);
   }
 
   private noteSkip(error: string): PassReport {

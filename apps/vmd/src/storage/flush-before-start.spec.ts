@@ -92,4 +92,29 @@ describe('vmd flushes a VM\'s RBD locks through cephd before starting it (fake c
     assert.equal(await rig.admin.read(p.failedReason), '');
     await rig.stop();
   });
+
+  it('a start withdrawn after failed flushes loses their count: the next `pvc vm start` gets its own 3 attempts', async () => {
+    const locks = new FakeRbdLocks();
+    locks.error = new Error('14 UNAVAILABLE: No connection established');
+    const rig = await rbdRig(['vms/vm1_disk0'], locks);
+    const attempts = (): (string | undefined)[] => rig.lines
+      .map((l) => (typeof l.err === 'string' ? /RBD lock flush before start failed \((attempt \d of 3)\)/.exec(l.err)?.[1] : undefined))
+      .filter((x) => x !== undefined);
+    const p = paths.domain(U1);
+    // Attempt 1 at once, attempt 2 after the queue's 1 s; the third would come 2 s later.
+    const end = rig.clock.now() + 5_000;
+    while (attempts().length < 2 && rig.clock.now() < end) await rig.clock.advance(50);
+    assert.deepEqual(attempts(), ['attempt 1 of 3', 'attempt 2 of 3']);
+    await rig.admin.write([[p.state, 'stop']]);
+    await rig.settle(1000);
+    assert.equal(await rig.admin.read(p.state), 'stop');
+    const before = rig.locks.calls.length;
+    await rig.admin.write([[p.state, 'start']]);
+    const end2 = rig.clock.now() + 5_000;
+    while (rig.locks.calls.length === before && rig.clock.now() < end2) await rig.clock.advance(50);
+    await rig.clock.advance(100);
+    assert.equal(await rig.admin.read(p.state), 'start', 'one failed flush of the new start does not fail the VM');
+    assert.deepEqual(attempts().slice(-1), ['attempt 1 of 3'], 'the new start counts from 1');
+    await rig.stop();
+  });
 });

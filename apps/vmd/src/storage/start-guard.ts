@@ -68,7 +68,7 @@ export class RbdStartGuard {
     return { kind: 'retry', reason: problem, attempt };
   }
 
-  /** Forgets the count of a VM (it was started some other way, or removed). */
+  /** Forgets the count of a VM: its start is no longer wanted (the reconciler forgets it with the start queue's history). */
   forget(uuid: string): void {
     this.failures.delete(uuid);
   }
