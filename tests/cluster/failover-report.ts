@@ -52,7 +52,7 @@ const at = (t: FailoverTimeline, ms: number | undefined): string => (ms === unde
 export function formatTimeline(t: FailoverTimeline): string[] {
   const p = phases(t);
   const lines = [
-    `failure (network cut)            ${at(t, t.failureAt)}`,
+    `failure (cluster link down)      ${at(t, t.failureAt)} (the cut returned ${t.cutMs} ms after it was asked)`,
     `powered off via IPMI             ${at(t, t.poweredOffAt)}`,
     `declared dead (log / ZK watch)   ${at(t, t.deadAt)} / ${at(t, t.deadWatchAt)}`,
     `fenced (log / ZK watch)          ${at(t, t.fencedAt)} / ${at(t, t.fencedWatchAt)}`,

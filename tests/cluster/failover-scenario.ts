@@ -241,7 +241,10 @@ export async function placeGuestsOn(fc: FailoverCluster, host: ClusterHost, memo
 /** What the failover looked like; times are epoch ms of this machine (every process shares its clock). */
 export interface FailoverTimeline {
   windowMs: number;
+  /** When the victim's cluster link was down (its `ip link set … down` had returned). */
   failureAt: number;
+  /** How long that cut took from being asked (a process spawn; not part of the failover). */
+  cutMs: number;
   poweredOffAt: number;
   /** From keepaliled's log line when there is one, else the observer's ZK watch. */
   deadAt?: number;
@@ -295,7 +298,7 @@ export async function failVictim(fc: FailoverCluster, guests: readonly Guest[], 
   const { zk, victim, settings } = fc;
   const moved = new Map<string, { at: number; target: string }>();
   const t: FailoverTimeline = {
-    windowMs: settings.keepaliveInterval * settings.fenceIntervals * 1000, failureAt: 0, poweredOffAt: 0, moved,
+    windowMs: settings.keepaliveInterval * settings.fenceIntervals * 1000, failureAt: 0, cutMs: 0, poweredOffAt: 0, moved,
     runningElsewhere: new Map(), firstTick: new Map(), events: [], quorumAtFence: false, quorumDetail: '',
   };
   const k = paths.node(victim.name);
@@ -316,8 +319,14 @@ export async function failVictim(fc: FailoverCluster, guests: readonly Guest[], 
     host: h.name, events: lifecycleEvents('qemu:///system', { prefix: ['bash', HOST_POWER_SH, h.dirs.root, 'exec'], now: () => realClock.now() }),
   }));
   try {
+    // The failure is the cluster link going down (ZK and keepalives cross it): stamped when that
+    // cut has returned, not when it was asked for. Under load, spawning `ip` took up to ~1 s, which
+    // the figures counted as detection before (see cutMs).
+    const cutAskedAt = realClock.now();
+    await victim.cutNetwork(['cluster']);
     t.failureAt = realClock.now();
-    await victim.cutNetwork();
+    t.cutMs = t.failureAt - cutAskedAt;
+    await victim.cutNetwork(['storage', 'upstream']);
     const off = await ipmitool(rootExec, victim.ipmi, ['chassis', 'power', 'off']);
     if (off.exitCode !== 0) throw new Error(`ipmitool power off ${victim.name}: ${off.stderr.trim()}`);
     t.poweredOffAt = realClock.now();
