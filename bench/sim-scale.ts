@@ -10,6 +10,7 @@
  *
  *   node --conditions=development --import tsx bench/sim-scale.ts [--nodes 10,30,100] [--measure 30]
  *     [--settle 20] [--steady-only]   (the steady window alone: no power-off, flush or handover)
+ *     [--shapes]   (also print the ZK requests from the flush to the handover by kind and path shape)
  */
 import { FakeZkStats, type FakeZkStatsSnapshot } from '@pvc/zk/testing';
 import { parseCluster, parseEvents } from '../tests/sim/framework/scenario.js';
@@ -19,6 +20,8 @@ const VMS_PER_NODE = 50;
 /** The original's defaults (inventory §3.1, §3.2): keepalive every 5 s, fenced after 6 missed. */
 const INTERVAL_S = 5;
 const FENCE_INTERVALS = 6;
+/** `--shapes`: print the flush window's requests by path shape. */
+const SHAPES = process.argv.includes('--shapes');
 /** Virtual seconds before the steady window (`--settle`). */
 let SETTLE_S = 20;
 
@@ -133,8 +136,18 @@ async function runOne(n: number, measureS: number, steadyOnly: boolean): Promise
       steady = FakeZkStats.diff(before, sim.server.stats.snapshot());
       steadyCpu.to = cpuSeconds();
     }
-    if (flushFrom === undefined && t >= flushAt * 1000) flushFrom = sim.server.stats.snapshot();
-    if (flushOps === undefined && flushFrom !== undefined && t >= handoverAt * 1000) flushOps = FakeZkStats.diff(flushFrom, sim.server.stats.snapshot()).totalOps;
+    if (flushFrom === undefined && t >= flushAt * 1000) {
+      flushFrom = sim.server.stats.snapshot();
+      sim.server.stats.trackShapes = SHAPES;
+    }
+    if (flushOps === undefined && flushFrom !== undefined && t >= handoverAt * 1000) {
+      flushOps = FakeZkStats.diff(flushFrom, sim.server.stats.snapshot()).totalOps;
+      if (SHAPES) {
+        sim.server.stats.trackShapes = false;
+        console.log(`N=${n}: ZK requests from the flush to the handover by shape (top 15 of ${flushOps}):`);
+        for (const [shape, count] of sim.server.stats.shapeCounts().slice(0, 15)) console.log(`  ${String(count).padStart(8)}  ${shape}`);
+      }
+    }
     if (t % 1000 === 0) rss = Math.max(rss, process.memoryUsage().rss);
     // Progress every 10 virtual s (a 100-node run is long): what has been measured so far.
     if (t % 10_000 === 0) {

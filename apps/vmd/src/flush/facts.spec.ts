@@ -4,7 +4,7 @@ import { silentLogger, VirtualClock } from '@pvc/runtime';
 import { newDomainObject, paths } from '@pvc/zk';
 import { FakeZkServer, FakeZkStats } from '@pvc/zk/testing';
 import { testXml } from '../testing.js';
-import { FLUSH_RESCAN_MS, FlushScope } from './facts.js';
+import { FLUSH_RESCAN_MS, FlushScope, VM_CONFIG_MAX_AGE_MS } from './facts.js';
 import { uuidOf } from './rig.js';
 
 async function scopeRig(kind: 'flush' | 'unflush' = 'unflush') {
@@ -77,6 +77,25 @@ describe('FlushScope: which VMs a flush step reads', () => {
     const after = await r.read();
     assert.ok(!after.uuids.includes(uuidOf(1)), 'dropped once it concerns this node no more');
     assert.ok(after.uuids.includes(uuidOf(2)));
+    await r.close();
+  });
+
+  it('a VM\'s configuration is reused for VM_CONFIG_MAX_AGE_MS; its state, node, lastnode and failedreason are read at every step', async () => {
+    const r = await scopeRig('flush');
+    const p1 = paths.domain(uuidOf(1));
+    const first = await r.read();
+    assert.deepEqual(first.vms.find((v) => v.uuid === uuidOf(1))?.nodeLimit, []);
+    await r.admin.write([[p1.nodeLimit, 'hv3'], [p1.state, 'migrate'], [p1.failedReason, 'a reason']]);
+    await r.clock.advance(VM_CONFIG_MAX_AGE_MS / 2);
+    const soon = await r.read();
+    const vm1 = soon.vms.find((v) => v.uuid === uuidOf(1));
+    assert.equal(vm1?.state, 'migrate', 'state read at once');
+    assert.equal(vm1?.failedReason, 'a reason', 'failedreason read at once');
+    assert.deepEqual(vm1?.nodeLimit, [], 'the configuration as read half an age ago');
+    assert.ok(soon.ops <= 1 + 2 * 4, `one children list and 4 keys of each of the 2 VMs (${soon.ops})`);
+    await r.clock.advance(VM_CONFIG_MAX_AGE_MS / 2);
+    const later = await r.read();
+    assert.deepEqual(later.vms.find((v) => v.uuid === uuidOf(1))?.nodeLimit, ['hv3'], 'read again once the age is reached');
     await r.close();
   });
 

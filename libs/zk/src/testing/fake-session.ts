@@ -70,7 +70,7 @@ export class FakeSession implements SessionHandle {
 
   getData(path: string, watcher?: RawWatcher): Promise<DataSnapshot> {
     return this.run(() => {
-      this.server.stats.op('getData');
+      this.server.stats.op('getData', path);
       const v = this.server.tree.get(path);
       if (watcher) this.watch(this.data, path, watcher);
       return v;
@@ -79,7 +79,7 @@ export class FakeSession implements SessionHandle {
 
   exists(path: string, watcher?: RawWatcher): Promise<ZkStat | undefined> {
     return this.run(() => {
-      this.server.stats.op('exists');
+      this.server.stats.op('exists', path);
       const s = this.server.tree.stat(path);
       if (watcher) this.watch(s ? this.data : this.exist, path, watcher);
       return s;
@@ -88,7 +88,7 @@ export class FakeSession implements SessionHandle {
 
   getChildren(path: string, watcher?: RawWatcher): Promise<string[]> {
     return this.run(() => {
-      this.server.stats.op('getChildren');
+      this.server.stats.op('getChildren', path);
       const c = this.server.tree.children(path);
       if (watcher) this.watch(this.child, path, watcher);
       return c;
@@ -112,7 +112,7 @@ export class FakeSession implements SessionHandle {
 
   multi(ops: readonly ZkOp[]): Promise<ZkOpResult[]> {
     return this.run(() => {
-      this.server.stats.op('multi');
+      this.server.stats.op('multi', ops[0]?.path);
       return this.commit(ops);
     });
   }
@@ -196,7 +196,7 @@ export class FakeSession implements SessionHandle {
   private async single(op: ZkOp): Promise<ZkOpResult[]> {
     try {
       return await this.run(() => {
-        this.server.stats.op(op.type === 'check' ? 'multi' : op.type);
+        this.server.stats.op(op.type === 'check' ? 'multi' : op.type, op.path);
         return this.commit([op]);
       });
     } catch (err) {
