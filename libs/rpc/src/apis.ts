@@ -5,7 +5,8 @@
  * shows every user of a changed field.
  */
 import { PrimaryRoleServiceService } from './generated/pvc/common/v1/primary.js';
-import { CephdServiceService, type FlushLocksResponse, type FlushMode, type HeldLock } from './generated/pvc/cephd/v1/cephd.js';
+import { CephdServiceService } from './generated/pvc/cephd/v1/cephd.js';
+import type { FlushLocksResponse, FlushMode, HeldLock } from './generated/pvc/cephd/v1/locks.js';
 import { KeepalivedServiceService, type GetKeepaliveStateResponse } from './generated/pvc/keepaliled/v1/keepaliled.js';
 import { WitnessServiceService, type GetZkReachResponse } from './generated/pvc/keepaliled/v1/witness.js';
 import { NetdServiceService } from './generated/pvc/netd/v1/netd.js';
@@ -18,6 +19,7 @@ import type { ApiOf } from './services.js';
 export type * from './generated/pvc/common/v1/primary.js';
 export type * from './generated/pvc/common/v1/status.js';
 export type * from './generated/pvc/cephd/v1/cephd.js';
+export type * from './generated/pvc/cephd/v1/locks.js';
 export type * from './generated/pvc/keepaliled/v1/keepaliled.js';
 export type * from './generated/pvc/keepaliled/v1/witness.js';
 export type * from './generated/pvc/netd/v1/netd.js';
