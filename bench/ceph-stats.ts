@@ -27,7 +27,6 @@
  *
  * Root; needs the build (apps/cephd/dist), ceph-mon/-mgr/-osd, ceph-common and zookeeper. ~4 min.
  */
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CEPHD, PRIMARY_ROLE, rpcClient } from '@pvc/rpc';
@@ -45,13 +44,13 @@ import { pidsOf } from '../tests/integration/ceph/run.js';
 import { startService } from '../tests/integration/services/service-process.js';
 import { waitUntil } from '../tests/support/wait.js';
 import { ZkTestServer } from '../tests/support/zk-server.js';
+import { cpuSecondsWithChildren } from './proc.js';
 
 const { values } = parseArgs({ options: { 'phase-s': { type: 'string', default: '30' }, rounds: { type: 'string', default: '2' }, passes: { type: 'string', default: '10' } } });
 const PHASE_MS = Number(values['phase-s']) * 1000;
 const ROUNDS = Number(values.rounds);
 const PASSES = Number(values.passes);
 const SAMPLE_MS = 200;
-const CLK_TCK = 100;
 
 const pct = (xs: readonly number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -59,11 +58,6 @@ const pct = (xs: readonly number[], p: number): number => {
 };
 const f1 = (x: number): string => x.toFixed(1);
 
-/** utime+stime+cutime+cstime of `pid`, seconds. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return [11, 12, 13, 14].reduce((s, i) => s + Number(fields[i] ?? 0), 0) / CLK_TCK;
-}
 
 
 interface Phase {
@@ -136,7 +130,7 @@ async function main(): Promise<void> {
 async function phase(name: string, zk: ZkClient, keepalive: KeepaliveLoop, storageStats: () => Promise<unknown>, cephdPid: number): Promise<Phase> {
   const p: Phase = { name, keepaliveMs: [], storageStatsMs: [], cpuPerS: 0, passes: 0 };
   const times = new Set<number>();
-  const cpu0 = cpuSeconds(cephdPid);
+  const cpu0 = cpuSecondsWithChildren(cephdPid);
   const t0 = realClock.now();
   while (realClock.now() - t0 < PHASE_MS) {
     const s = performance.now();
@@ -151,7 +145,7 @@ async function phase(name: string, zk: ZkClient, keepalive: KeepaliveLoop, stora
     if (raw) times.add(cephStatsStateJson.decode(raw, '/ceph/stats_state').time);
     await realClock.sleep(Math.max(0, SAMPLE_MS - (performance.now() - s)));
   }
-  p.cpuPerS = (cpuSeconds(cephdPid) - cpu0) / ((realClock.now() - t0) / 1000);
+  p.cpuPerS = (cpuSecondsWithChildren(cephdPid) - cpu0) / ((realClock.now() - t0) / 1000);
   p.passes = name.startsWith('on') ? times.size : 0;
   return p;
 }

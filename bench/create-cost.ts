@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { realClock } from '@pvc/runtime';
 import { LibvirtTestDaemon, missingLibvirtPrerequisites } from '../tests/integration/vmd/libvirtd.js';
+import { cpuSeconds } from './proc.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({ options: { guests: { type: 'string', default: '10' }, runs: { type: 'string', default: '2' }, daemons: { type: 'string', default: '1' } } });
@@ -34,15 +35,11 @@ const TRACE = '/tmp/pvc-create-cost-libvirtd.log';
 
 /** CPU ms (user + system) of the processes whose command line `match`es, from /proc. */
 function cpuMs(match: (cmd: string) => boolean): number {
-  const tick = 10; // USER_HZ 100
   let t = 0;
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (!match(readFileSync(`/proc/${d}/cmdline`, 'utf8'))) continue;
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      t += (Number(f[11]) + Number(f[12])) * tick;
+      if (match(readFileSync(`/proc/${d}/cmdline`, 'utf8'))) t += cpuSeconds(d) * 1000;
     } catch {
       // gone meanwhile
     }

@@ -16,7 +16,6 @@
  *     [--reconnect-probe]   (instead: per N, one vmd alone, its connection dropped once: the re-read cost)
  */
 import { cpus, loadavg } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { realClock, silentLogger } from '@pvc/runtime';
 import { connectZk, type ZkClient } from '@pvc/zk';
@@ -24,13 +23,13 @@ import { WireStats } from '../tests/support/counting-real-zk.js';
 import { RealZkNode } from '../tests/support/real-zk-node.js';
 import { clusterVms, reconnectProbe, seedCluster, type ProbeResult } from '../tests/support/real-zk-cluster.js';
 import { ZkTestEnsemble } from '../tests/support/zk-ensemble.js';
+import { cpuSeconds } from './proc.js';
 
 const VMS_PER_NODE = 50;
 const COORDINATORS = 3;
 /** The original's defaults (inventory §3.1, §3.2): keepalive every 5 s, fenced after 6 missed. */
 const INTERVAL_S = 5;
 const FENCE_INTERVALS = 6;
-const CLK_TCK = 100;
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -43,12 +42,6 @@ const pct = (xs: readonly number[], p: number): number => {
 };
 const fmt = (v: number | undefined, d = 1): string => (v === undefined || Number.isNaN(v) ? '—' : v.toFixed(d));
 
-/** utime + stime of a process, seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-}
 
 /** `mntr` lines as numbers. */
 function mntr(text: string): Map<string, number> {

@@ -120,20 +120,20 @@ export function createHost(plan: ClusterPlan, host: HostPlan, exec: Exec): Clust
     async isPoweredOn() {
       return (await power('status')).stdout.trim() === 'on';
     },
-    async setBmcDelay(ms: number) {
-      // Read by sh/chassis-control.sh before every request.
-      if (ms > 0) await writeFile(join(host.dirs.root, 'bmc-delay-ms'), `${Math.round(ms)}\n`);
-      else await rm(join(host.dirs.root, 'bmc-delay-ms'), { force: true });
-    },
-    async setPostDelay(ms: number) {
-      // Read by sh/host-power.sh at every power-on.
-      if (ms > 0) await writeFile(join(host.dirs.root, 'post-delay-ms'), `${Math.round(ms)}\n`);
-      else await rm(join(host.dirs.root, 'post-delay-ms'), { force: true });
-    },
+    // Read by sh/chassis-control.sh before every request.
+    setBmcDelay: (ms: number) => setDelayFile(host.dirs.root, 'bmc-delay-ms', ms),
+    // Read by sh/host-power.sh at every power-on.
+    setPostDelay: (ms: number) => setDelayFile(host.dirs.root, 'post-delay-ms', ms),
     cutNetwork: (nets) => setHostLinks(host, exec, false, nets),
     restoreNetwork: (nets) => setHostLinks(host, exec, true, nets),
     ...serviceControl(host, hostExec, () => self.isPoweredOn()),
     waitForLibvirt: (timeoutMs = plan.readyTimeoutMs) => waitForLibvirtd(exec, host, timeoutMs, plan.bareLinks),
   };
   return self;
+}
+
+/** Writes a delay file the host's scripts read (`<ms>`), or removes it for 0. */
+async function setDelayFile(root: string, name: string, ms: number): Promise<void> {
+  if (ms > 0) await writeFile(join(root, name), `${Math.round(ms)}\n`);
+  else await rm(join(root, name), { force: true });
 }
